@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * guc.c
+ *		The fence.* settings.  The "fence" prefix is reserved, so a typo such
+ *		as fence.max_lease is reported instead of silently accepted.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "utils/guc.h"
+
+#include "fence.h"
+
+int			fence_max_leases = 65536;
+int			fence_max_ttl_s = 86400;
+bool		fence_test_clock = false;
+int			fence_restart_grace_ms = 0;
+
+void
+FenceGucInit(void)
+{
+	DefineCustomIntVariable("fence.max_leases",
+							"Capacity of the shared lease table.",
+							"Each slot takes about 300 bytes of shared memory.",
+							&fence_max_leases,
+							65536,
+							16,
+							16 * 1024 * 1024,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fence.max_ttl",
+							"Longest lease TTL a caller may ask for.",
+							NULL,
+							&fence_max_ttl_s,
+							86400,
+							1,
+							INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("fence.test_clock",
+							 "Allows the virtual lease clock (fence_set_clock, fence_advance_clock).",
+							 "For tests that replay timelines; never turn it on in production.",
+							 &fence_test_clock,
+							 false,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fence.restart_grace",
+							"After server start, grant no lease for this long.",
+							"Covers detached leases that were lost with shared memory.",
+							&fence_restart_grace_ms,
+							0,
+							0,
+							INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+#if PG_VERSION_NUM >= 150000
+	MarkGUCPrefixReserved("fence");
+#else
+	EmitWarningsOnPlaceholders("fence");
+#endif
+}

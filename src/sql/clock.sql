@@ -1,0 +1,2 @@
+
+-- The lease clock (src/clock.c, controls in src/lease_sql.c).

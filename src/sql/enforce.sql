@@ -1,0 +1,2 @@
+
+-- The fence_enforce() trigger (src/enforce.c).

@@ -1,0 +1,2 @@
+
+-- Leases (src/lease_sql.c).

@@ -1,0 +1,20 @@
+
+-- Per-database statistics since server start (src/stats.c).
+CREATE FUNCTION @extschema@.fence_stats_all(
+	OUT database name,
+	OUT grants bigint,
+	OUT refusals bigint,
+	OUT takeovers bigint,
+	OUT releases bigint,
+	OUT refused_releases bigint,
+	OUT renewals bigint,
+	OUT failed_renewals bigint,
+	OUT writes_accepted bigint,
+	OUT writes_rejected bigint,
+	OUT writes_skipped bigint,
+	OUT commits_aborted bigint)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'fence_stats' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+CREATE VIEW @extschema@.fence_stats AS
+	SELECT * FROM @extschema@.fence_stats_all();

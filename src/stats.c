@@ -1,0 +1,202 @@
+/*-------------------------------------------------------------------------
+ *
+ * stats.c
+ *		Per-database shared state: the counters behind the fence_stats view,
+ *		and the highest token granted so far in each database.
+ *
+ * The high-water mark is what makes grants appear in token order.  Tokens
+ * come from the durable counter outside any lease lock, so two grants can
+ * race: a grant publishes its token here just before it becomes visible,
+ * and a grant whose token is already below the mark takes a new one.  So a
+ * token is never issued after a larger one in the same database.
+ *
+ * Databases get a slot on first use; there are FENCE_MAX_DATABASES slots.
+ * Counters are atomics and need no lock; only claiming a slot takes the
+ * "fence_databases" LWLock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "commands/dbcommands.h"
+
+#include "fence.h"
+
+#define FENCE_MAX_DATABASES 1024
+
+typedef struct FenceDbSlot
+{
+	pg_atomic_uint32 dbid;		/* InvalidOid while free; never freed */
+	pg_atomic_uint64 max_granted;	/* highest token granted */
+	pg_atomic_uint64 counters[FENCE_NUM_STATS];
+} FenceDbSlot;
+
+typedef struct FenceStatsShared
+{
+	LWLock	   *lock;			/* serializes claiming a slot */
+	FenceDbSlot slots[FENCE_MAX_DATABASES];
+} FenceStatsShared;
+
+static FenceStatsShared *stats_shared = NULL;
+
+/* This backend's slot; a backend stays in one database. */
+static FenceDbSlot *my_slot = NULL;
+
+void
+FenceStatsShmemRequest(void)
+{
+	RequestNamedLWLockTranche("fence_databases", 1);
+}
+
+Size
+FenceStatsShmemSize(void)
+{
+	return MAXALIGN(sizeof(FenceStatsShared));
+}
+
+void
+FenceStatsShmemInit(void)
+{
+	bool		found;
+
+	stats_shared = ShmemInitStruct("fence databases", FenceStatsShmemSize(), &found);
+	if (!found)
+	{
+		stats_shared->lock = &(GetNamedLWLockTranche("fence_databases"))->lock;
+		for (int i = 0; i < FENCE_MAX_DATABASES; i++)
+		{
+			FenceDbSlot *slot = &stats_shared->slots[i];
+
+			pg_atomic_init_u32(&slot->dbid, InvalidOid);
+			pg_atomic_init_u64(&slot->max_granted, 0);
+			for (int j = 0; j < FENCE_NUM_STATS; j++)
+				pg_atomic_init_u64(&slot->counters[j], 0);
+		}
+	}
+}
+
+static FenceDbSlot *
+find_slot(Oid dbid)
+{
+	for (int i = 0; i < FENCE_MAX_DATABASES; i++)
+	{
+		Oid			slot_db = pg_atomic_read_u32(&stats_shared->slots[i].dbid);
+
+		if (slot_db == dbid)
+			return &stats_shared->slots[i];
+		if (slot_db == InvalidOid)
+			break;				/* slots are claimed in order */
+	}
+	return NULL;
+}
+
+/*
+ * This database's slot, claimed on first use.  NULL when not preloaded, or
+ * when every slot is taken (statistics are then not kept).
+ */
+static FenceDbSlot *
+get_my_slot(void)
+{
+	if (my_slot != NULL || stats_shared == NULL || !OidIsValid(MyDatabaseId))
+		return my_slot;
+
+	my_slot = find_slot(MyDatabaseId);
+	if (my_slot != NULL)
+		return my_slot;
+
+	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
+	my_slot = find_slot(MyDatabaseId);
+	if (my_slot == NULL)
+	{
+		for (int i = 0; i < FENCE_MAX_DATABASES; i++)
+		{
+			FenceDbSlot *slot = &stats_shared->slots[i];
+
+			if (pg_atomic_read_u32(&slot->dbid) == InvalidOid)
+			{
+				pg_atomic_write_u32(&slot->dbid, MyDatabaseId);
+				my_slot = slot;
+				break;
+			}
+		}
+	}
+	LWLockRelease(stats_shared->lock);
+	return my_slot;
+}
+
+void
+FenceStatsCount(FenceStat which)
+{
+	FenceDbSlot *slot = get_my_slot();
+
+	Assert(which >= 0 && which < FENCE_NUM_STATS);
+	if (slot != NULL)
+		pg_atomic_fetch_add_u64(&slot->counters[which], 1);
+}
+
+/*
+ * Record that "token" is about to be granted in this database.  Returns
+ * false, changing nothing, if a larger token was granted already: the
+ * caller must then take a fresh token.  Call it with the lease partition
+ * lock held, right before the grant becomes visible.
+ */
+bool
+FenceStatsPublishGrant(FenceToken token)
+{
+	FenceDbSlot *slot = get_my_slot();
+	uint64		seen;
+
+	if (slot == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many databases use fence leases"),
+				 errdetail("The server keeps shared lease state for at most %d databases.",
+						   FENCE_MAX_DATABASES)));
+
+	seen = pg_atomic_read_u64(&slot->max_granted);
+	while ((uint64) token > seen)
+	{
+		if (pg_atomic_compare_exchange_u64(&slot->max_granted, &seen, (uint64) token))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * fence_stats(): one row per database that used fence since server start.
+ */
+PG_FUNCTION_INFO_V1(fence_stats);
+Datum
+fence_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	FenceRequirePreload();
+	InitMaterializedSRF(fcinfo, 0);
+
+	for (int i = 0; i < FENCE_MAX_DATABASES; i++)
+	{
+		FenceDbSlot *slot = &stats_shared->slots[i];
+		Oid			dbid = pg_atomic_read_u32(&slot->dbid);
+		Datum		values[FENCE_NUM_STATS + 1];
+		bool		nulls[FENCE_NUM_STATS + 1] = {0};
+		char	   *dbname;
+
+		if (dbid == InvalidOid)
+			break;
+		dbname = get_database_name(dbid);
+		if (dbname == NULL)
+			continue;			/* dropped since */
+		values[0] = CStringGetTextDatum(dbname);
+		for (int j = 0; j < FENCE_NUM_STATS; j++)
+			values[j + 1] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->counters[j]));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
