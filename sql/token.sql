@@ -238,9 +238,13 @@ SELECT count(*) AS disagreements
 -- integer (no cast, so a negative one is simply smaller).
 SELECT '5'::fence_token = '5' AS literal, '5'::fence_token > -5 AS negative_literal,
        '5'::fence_token BETWEEN 1 AND 9 AS between_ints;
--- Comparing with other numeric types needs an explicit cast.
+-- Comparing with other numeric types needs an explicit cast: numeric has
+-- no operator, and for smallint both the int4 and the int8 one would do.
 SELECT '5'::fence_token < 5.5;
 \echo :LAST_ERROR_SQLSTATE
+SELECT '5'::fence_token = 5::smallint;
+\echo :LAST_ERROR_SQLSTATE
+SELECT '5'::fence_token = 5::smallint::int AS smallint_cast;
 
 --
 -- btree and hash operator classes.
