@@ -37,6 +37,7 @@ fence_missing_packages() {
 		case "$extra" in
 			redis) command -v redis-server >/dev/null 2>&1 || missing+=(redis-server) ;;
 			pgbouncer) command -v pgbouncer >/dev/null 2>&1 || missing+=(pgbouncer) ;;
+			hiredis) [ -f /usr/include/hiredis/hiredis.h ] || missing+=(libhiredis-dev) ;;
 		esac
 	done
 	printf '%s\n' "${missing[@]}"
