@@ -193,7 +193,7 @@ fence_stats(PG_FUNCTION_ARGS)
 		dbname = get_database_name(dbid);
 		if (dbname == NULL)
 			continue;			/* dropped since */
-		values[0] = CStringGetTextDatum(dbname);
+		values[0] = DirectFunctionCall1(namein, CStringGetDatum(dbname));
 		for (int j = 0; j < FENCE_NUM_STATS; j++)
 			values[j + 1] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->counters[j]));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -18,3 +18,4 @@ CREATE FUNCTION @extschema@.fence_stats_all(
 
 CREATE VIEW @extschema@.fence_stats AS
 	SELECT * FROM @extschema@.fence_stats_all();
+GRANT SELECT ON @extschema@.fence_stats TO PUBLIC;
