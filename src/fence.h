@@ -113,17 +113,90 @@ typedef enum FenceLeaseStatus
 	FENCE_LEASE_RELEASED		/* released, broken, or unknown to the table */
 } FenceLeaseStatus;
 
+/* Who holds a lease, and so when it ends (SPEC section 3). */
+typedef enum FenceLeaseScope
+{
+	FENCE_SCOPE_NONE = 0,		/* not held (a released entry) */
+	FENCE_SCOPE_SESSION,		/* this backend, until release or exit */
+	FENCE_SCOPE_XACT,			/* this backend, until its transaction ends */
+	FENCE_SCOPE_DETACHED		/* an owner name, until release or expiry */
+} FenceLeaseScope;
+
+/* What the caller of FenceLeaseAcquire asks for. */
+typedef struct FenceLeaseRequest
+{
+	const char *key;			/* 1..FENCE_MAX_KEY_LEN bytes, not NUL-ended */
+	int			keylen;
+	const char *owner;			/* detached scope only; else NULL */
+	int			ownerlen;
+	FenceLeaseScope scope;
+	int64		ttl;			/* lease-clock microseconds, > 0 */
+	bool		wait;			/* queue up until granted (or the deadline) */
+	bool		has_deadline;	/* wait: give up at deadline (real time) */
+	TimestampTz deadline;
+} FenceLeaseRequest;
+
+typedef enum FenceAcquireOutcome
+{
+	FENCE_ACQUIRE_GRANTED,		/* a new token */
+	FENCE_ACQUIRE_EXTENDED,		/* the caller held it: same token, later expiry */
+	FENCE_ACQUIRE_REFUSED,		/* another live holder, or waiters ahead */
+	FENCE_ACQUIRE_TIMED_OUT,	/* waited until the deadline */
+	FENCE_ACQUIRE_SCOPE_CONFLICT	/* this backend holds it in another scope */
+} FenceAcquireOutcome;
+
+typedef struct FenceLeaseGrant
+{
+	FenceAcquireOutcome outcome;
+	FenceToken	token;			/* GRANTED, EXTENDED */
+	bool		takeover;		/* GRANTED over an expired holder */
+	TimestampTz expires_at;		/* GRANTED, EXTENDED */
+	FenceLeaseScope held_scope; /* SCOPE_CONFLICT: the scope already held */
+} FenceLeaseGrant;
+
+/* One row of the fence_leases view. */
+typedef struct FenceLeaseInfo
+{
+	Oid			dbid;
+	FenceLeaseScope scope;
+	FenceToken	token;
+	TimestampTz granted_at;
+	TimestampTz expires_at;
+	Oid			roleid;			/* who took it */
+	int			pid;			/* session and transaction scope; else 0 */
+	int			nwaiters;
+	int			keylen;
+	int			ownerlen;
+	char		key[FENCE_MAX_KEY_LEN];
+	char		owner[FENCE_MAX_OWNER_LEN];
+} FenceLeaseInfo;
+
 extern void FenceLeaseShmemRequest(void);
 extern Size FenceLeaseShmemSize(void);
 extern void FenceLeaseShmemInit(void);
 extern FenceLeaseStatus FenceLeaseGetStatus(Oid dbid, const char *key,
 											int keylen, FenceToken token);
 extern const char *FenceLeaseStatusName(FenceLeaseStatus status);
+extern const char *FenceLeaseScopeName(FenceLeaseScope scope);
 extern void FenceLeaseWakeWaiters(void);
+extern void FenceLeaseAcquire(const FenceLeaseRequest *req,
+							  FenceLeaseGrant *grant);
+extern bool FenceLeaseRelease(const char *key, int keylen, FenceToken token);
+extern bool FenceLeaseRenew(const char *key, int keylen, FenceToken token,
+							int64 ttl);
+extern bool FenceLeaseBreak(const char *key, int keylen, FenceToken *token);
+extern void FenceLeaseCancelWait(void);
+extern int	FenceLeaseSnapshot(FenceLeaseInfo **leases);
 
 /* session.c */
 extern bool FenceSessionTokenInEffect(const char *lease_key, int keylen,
 									  FenceToken *token);
+extern void FenceSessionAcquire(const FenceLeaseRequest *req,
+								FenceLeaseGrant *grant);
+extern bool FenceSessionRelease(const char *key, int keylen, FenceToken token);
+extern bool FenceSessionBreak(const char *key, int keylen, FenceToken *token);
+extern void FenceSessionUseToken(FenceToken token, const char *key,
+								 int keylen);
 
 /* enforce.c */
 extern void FenceEnforceInit(void);

@@ -4,10 +4,636 @@
  *		The SQL-callable face of leases: argument checking, the fence_leases
  *		view, and the virtual clock controls.
  *
- *		(Stub: being written.)
+ * No function here is STRICT: a NULL key, TTL or token is an error, never
+ * a quiet NULL that a caller would read as "refused".  Every function that
+ * takes a key has a text and a bigint variant (a bigint key is the lease
+ * of its decimal text), so each C entry point below comes in two: NAME for
+ * text keys and NAME_int8 for bigint keys.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <limits.h>
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_authid.h"
+#include "common/int.h"
+#include "commands/dbcommands.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
 #include "fence.h"
+
+typedef struct LeaseKey
+{
+	char		data[FENCE_MAX_KEY_LEN + 1];	/* NUL-terminated for messages */
+	int			len;
+} LeaseKey;
+
+/* ---------- argument checking ---------- */
+
+static void
+get_key(FunctionCallInfo fcinfo, int argno, bool int_key, LeaseKey *key)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease key must not be NULL"),
+				 errhint("Name the lease with a text or bigint key.")));
+	if (int_key)
+	{
+		key->len = snprintf(key->data, sizeof(key->data), INT64_FORMAT,
+							PG_GETARG_INT64(argno));
+	}
+	else
+	{
+		text	   *t = PG_GETARG_TEXT_PP(argno);
+		int			len = VARSIZE_ANY_EXHDR(t);
+
+		if (len == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lease key must not be empty"),
+					 errhint("A lease key is 1 to %d bytes of text.", FENCE_MAX_KEY_LEN)));
+		if (len > FENCE_MAX_KEY_LEN)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lease key is too long"),
+					 errdetail("The key is %d bytes; the limit is %d bytes.",
+							   len, FENCE_MAX_KEY_LEN),
+					 errhint("Use a shorter key, for example a hash of the long name.")));
+		memcpy(key->data, VARDATA_ANY(t), len);
+		key->data[len] = '\0';
+		key->len = len;
+	}
+}
+
+static char *
+interval_text(Interval *iv)
+{
+	return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(iv)));
+}
+
+/* An interval as microseconds; months have no fixed length, so no months. */
+static int64
+get_duration(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	Interval   *iv = PG_GETARG_INTERVAL_P(argno);
+	int64		usecs;
+
+	if (iv->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s cannot be given in months or years", what),
+				 errdetail("The value given was %s; a month has no fixed length.",
+						   interval_text(iv)),
+				 errhint("Give it in days, hours, minutes or seconds, for example '30 days'.")));
+	if (pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY, &usecs) ||
+		pg_add_s64_overflow(usecs, iv->time, &usecs))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is out of range", what),
+				 errdetail("The value given was %s.", interval_text(iv))));
+	return usecs;
+}
+
+static int64
+get_ttl(FunctionCallInfo fcinfo, int argno)
+{
+	int64		ttl;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease TTL must not be NULL"),
+				 errhint("Say how long the lease lasts, for example '30 seconds'.")));
+	ttl = get_duration(fcinfo, argno, "lease TTL");
+	if (ttl <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease TTL must be greater than zero"),
+				 errdetail("The TTL given was %s.", interval_text(PG_GETARG_INTERVAL_P(argno))),
+				 errhint("Say how long the lease lasts, for example '30 seconds'.")));
+	if (ttl > (int64) fence_max_ttl_s * USECS_PER_SEC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease TTL exceeds fence.max_ttl"),
+				 errdetail("The TTL given was %s; fence.max_ttl is %s.",
+						   interval_text(PG_GETARG_INTERVAL_P(argno)),
+						   GetConfigOptionByName("fence.max_ttl", NULL, false)),
+				 errhint("Take a shorter lease and extend it with fence_renew() while the work lasts, or raise fence.max_ttl.")));
+	return ttl;
+}
+
+static FenceToken
+get_token(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fencing token must not be NULL"),
+				 errhint("Pass the token that granted the lease.")));
+	return PG_GETARG_FENCE_TOKEN(argno);
+}
+
+/* The owner of a detached lease, or none (NULL: session scope). */
+static bool
+get_owner(FunctionCallInfo fcinfo, int argno, char *buf, int *len)
+{
+	text	   *t;
+
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
+		return false;
+	t = PG_GETARG_TEXT_PP(argno);
+	*len = VARSIZE_ANY_EXHDR(t);
+	if (*len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease owner must not be empty"),
+				 errhint("Pass NULL for a session lease, or a name for a detached lease.")));
+	if (*len > FENCE_MAX_OWNER_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease owner is too long"),
+				 errdetail("The owner is %d bytes; the limit is %d bytes.",
+						   *len, FENCE_MAX_OWNER_LEN)));
+	memcpy(buf, VARDATA_ANY(t), *len);
+	buf[*len] = '\0';
+	return true;
+}
+
+/* A grant issues a durable token: refuse cleanly where that cannot be. */
+static void
+require_writable(void)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot take a lease on a standby"),
+				 errdetail("Fencing tokens come from the primary's durable counter."),
+				 errhint("Take leases on the primary server.")));
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot take a lease in a read-only transaction"),
+				 errdetail("Granting a lease issues a fencing token, which is written to WAL."),
+				 errhint("Take the lease in a read-write transaction.")));
+}
+
+/* ---------- taking leases ---------- */
+
+/*
+ * The four ways to take a lease.  Argument positions: key 0, ttl 1, then
+ * (blocking) timeout 2, then owner last for the session variants.
+ */
+static Datum
+acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
+		bool wait)
+{
+	LeaseKey	key;
+	char		owner[FENCE_MAX_OWNER_LEN + 1];
+	int			ownerlen = 0;
+	int			owner_arg = wait ? 3 : 2;
+	FenceLeaseRequest req;
+	FenceLeaseGrant grant;
+	char	   *timeout_desc = NULL;
+
+	FenceRequirePreload();
+	get_key(fcinfo, 0, int_key, &key);
+	memset(&req, 0, sizeof(req));
+	req.key = key.data;
+	req.keylen = key.len;
+	req.ttl = get_ttl(fcinfo, 1);
+	req.scope = scope;
+	if (scope == FENCE_SCOPE_SESSION && get_owner(fcinfo, owner_arg, owner, &ownerlen))
+	{
+		req.scope = FENCE_SCOPE_DETACHED;
+		req.owner = owner;
+		req.ownerlen = ownerlen;
+	}
+	req.wait = wait;
+	if (wait)
+	{
+		int64		timeout = -1;
+
+		if (!PG_ARGISNULL(2))
+		{
+			timeout = get_duration(fcinfo, 2, "timeout");
+			if (timeout < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("timeout must not be negative"),
+						 errdetail("The timeout given was %s.",
+								   interval_text(PG_GETARG_INTERVAL_P(2))),
+						 errhint("Pass NULL to wait without a limit (or up to lock_timeout).")));
+			timeout_desc = psprintf("The timeout was " INT64_FORMAT " ms.",
+									(timeout + 999) / 1000);
+		}
+		else if (LockTimeout > 0)
+		{
+			timeout = (int64) LockTimeout * 1000;
+			timeout_desc = psprintf("lock_timeout is %d ms.", LockTimeout);
+		}
+		if (timeout >= 0)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			req.has_deadline = true;
+			if (pg_add_s64_overflow(now, timeout, &req.deadline) ||
+				!IS_VALID_TIMESTAMP(req.deadline))
+				req.has_deadline = false;	/* beyond any real wait */
+		}
+	}
+	require_writable();
+
+	FenceSessionAcquire(&req, &grant);
+
+	switch (grant.outcome)
+	{
+		case FENCE_ACQUIRE_GRANTED:
+		case FENCE_ACQUIRE_EXTENDED:
+			PG_RETURN_FENCE_TOKEN(grant.token);
+		case FENCE_ACQUIRE_REFUSED:
+			PG_RETURN_NULL();
+		case FENCE_ACQUIRE_TIMED_OUT:
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not obtain lease \"%s\" before the timeout", key.data),
+					 errdetail_internal("%s", timeout_desc),
+					 errhint("Another holder still has the lease; try again later.")));
+			break;
+		case FENCE_ACQUIRE_SCOPE_CONFLICT:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("lease \"%s\" is already held by this session with %s scope",
+							key.data, FenceLeaseScopeName(grant.held_scope)),
+					 errdetail("A session holds a key in one scope at a time."),
+					 errhint("Release it with fence_release() first, or keep using the %s lease.",
+							 FenceLeaseScopeName(grant.held_scope))));
+			break;
+	}
+	PG_RETURN_NULL();			/* keep compiler quiet */
+}
+
+/*
+ * The two SQL entry points of a keyed function: NAME (text key) and
+ * NAME_int8 (bigint key), both calling NAME_impl.
+ */
+#define FENCE_KEYED_ENTRY_POINTS(name) \
+	PG_FUNCTION_INFO_V1(name); \
+	PG_FUNCTION_INFO_V1(name##_int8); \
+	Datum \
+	name(PG_FUNCTION_ARGS) \
+	{ \
+		return name##_impl(fcinfo, false); \
+	} \
+	Datum \
+	name##_int8(PG_FUNCTION_ARGS) \
+	{ \
+		return name##_impl(fcinfo, true); \
+	}
+
+/* fence_try_lease(key, ttl, owner DEFAULT NULL): grant now or NULL */
+static Datum
+fence_try_lease_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, false);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_try_lease)
+
+/* fence_try_xact_lease(key, ttl) */
+static Datum
+fence_try_xact_lease_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, false);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_try_xact_lease)
+
+/* fence_lease(key, ttl, timeout DEFAULT NULL, owner DEFAULT NULL) */
+static Datum
+fence_lease_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, true);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_lease)
+
+/* fence_xact_lease(key, ttl, timeout DEFAULT NULL) */
+static Datum
+fence_xact_lease_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, true);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_xact_lease)
+
+/* ---------- using leases ---------- */
+
+/* fence_release(key, token): compare-and-delete */
+static Datum
+fence_release_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	LeaseKey	key;
+	FenceToken	token;
+	bool		released;
+
+	FenceRequirePreload();
+	get_key(fcinfo, 0, int_key, &key);
+	token = get_token(fcinfo, 1);
+	released = FenceSessionRelease(key.data, key.len, token);
+	if (!released)
+		FenceStatsCount(FENCE_STAT_RELEASES_REFUSED);
+	PG_RETURN_BOOL(released);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_release)
+
+/* fence_renew(key, token, ttl): extend only a current, live lease */
+static Datum
+fence_renew_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	LeaseKey	key;
+	FenceToken	token;
+	int64		ttl;
+
+	FenceRequirePreload();
+	get_key(fcinfo, 0, int_key, &key);
+	token = get_token(fcinfo, 1);
+	ttl = get_ttl(fcinfo, 2);
+	PG_RETURN_BOOL(FenceLeaseRenew(key.data, key.len, token, ttl));
+}
+FENCE_KEYED_ENTRY_POINTS(fence_renew)
+
+/* fence_lease_status(key, token): held, expired, superseded, released */
+static Datum
+fence_lease_status_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	LeaseKey	key;
+	FenceToken	token;
+	FenceLeaseStatus status;
+
+	FenceRequirePreload();
+	get_key(fcinfo, 0, int_key, &key);
+	token = get_token(fcinfo, 1);
+	status = FenceLeaseGetStatus(MyDatabaseId, key.data, key.len, token);
+	PG_RETURN_TEXT_P(cstring_to_text(FenceLeaseStatusName(status)));
+}
+FENCE_KEYED_ENTRY_POINTS(fence_lease_status)
+
+/* fence_assert_current(key, token): LF002 unless held */
+static Datum
+fence_assert_current_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	LeaseKey	key;
+	FenceToken	token;
+	FenceLeaseStatus status;
+	const char *why = NULL;
+
+	FenceRequirePreload();
+	get_key(fcinfo, 0, int_key, &key);
+	token = get_token(fcinfo, 1);
+	status = FenceLeaseGetStatus(MyDatabaseId, key.data, key.len, token);
+	switch (status)
+	{
+		case FENCE_LEASE_HELD:
+			PG_RETURN_VOID();
+		case FENCE_LEASE_EXPIRED:
+			why = "it is still the latest token, but the lease expired and any worker may take it now";
+			break;
+		case FENCE_LEASE_SUPERSEDED:
+			why = "a newer token was granted for this lease since";
+			break;
+		case FENCE_LEASE_RELEASED:
+			why = "the lease was released or broken, or never had this token";
+			break;
+	}
+
+	/*
+	 * The token goes in the detail: the primary message stays the same for
+	 * every token, which keeps logs greppable.
+	 */
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
+			 errmsg("lease \"%s\" is not held (%s)",
+					key.data, FenceLeaseStatusName(status)),
+			 errdetail("Token " INT64_FORMAT " is %s: %s.",
+					   token, FenceLeaseStatusName(status), why),
+			 errhint("Do not perform the side effect: this worker no longer holds the lease.")));
+	PG_RETURN_VOID();
+}
+FENCE_KEYED_ENTRY_POINTS(fence_assert_current)
+
+/* fence_break(key): admin; frees the lease whoever holds it */
+static Datum
+fence_break_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	LeaseKey	key;
+	FenceToken	token;
+
+	FenceRequirePreload();
+	get_key(fcinfo, 0, int_key, &key);
+	if (!FenceSessionBreak(key.data, key.len, &token))
+		PG_RETURN_NULL();
+	PG_RETURN_FENCE_TOKEN(token);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_break)
+
+/*
+ * fence_use_token(token, key DEFAULT NULL): the token in effect for the
+ * rest of the transaction.  Purely session-local, so it works without the
+ * library preloaded (tokens from an outside lock service need no lease
+ * table).
+ */
+static Datum
+use_token(FunctionCallInfo fcinfo, bool int_key)
+{
+	FenceToken	token = get_token(fcinfo, 0);
+	LeaseKey	key;
+	bool		has_key = !PG_ARGISNULL(1);
+
+	if (has_key)
+		get_key(fcinfo, 1, int_key, &key);
+	FenceSessionUseToken(token, has_key ? key.data : NULL, has_key ? key.len : 0);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(fence_use_token);
+Datum
+fence_use_token(PG_FUNCTION_ARGS)
+{
+	return use_token(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(fence_use_token_int8);
+Datum
+fence_use_token_int8(PG_FUNCTION_ARGS)
+{
+	return use_token(fcinfo, true);
+}
+
+/*
+ * fence_current_token(lease DEFAULT NULL): the token the trigger would use
+ * now, or NULL.  With a lease key: for a trigger that names that lease.
+ * Session-local like fence_use_token, so it works without preloading.
+ */
+static Datum
+fence_current_token_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	FenceToken	token;
+	LeaseKey	key;
+	bool		has_key = PG_NARGS() > 0 && !PG_ARGISNULL(0);
+
+	if (has_key)
+		get_key(fcinfo, 0, int_key, &key);
+	if (!FenceSessionTokenInEffect(has_key ? key.data : NULL,
+								   has_key ? key.len : 0, &token))
+		PG_RETURN_NULL();
+	PG_RETURN_FENCE_TOKEN(token);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_current_token)
+
+/* ---------- the fence_leases view ---------- */
+
+/*
+ * Like pg_stat_activity's query column: the key and owner of a lease taken
+ * by another role are shown only to superusers, members of
+ * pg_read_all_stats, and members of that role.
+ */
+static bool
+may_see(Oid roleid)
+{
+	return superuser() ||
+		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS) ||
+		has_privs_of_role(GetUserId(), roleid);
+}
+
+PG_FUNCTION_INFO_V1(fence_leases_all);
+Datum
+fence_leases_all(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	FenceLeaseInfo *leases;
+	int			n;
+	TimestampTz now;
+
+	FenceRequirePreload();
+	InitMaterializedSRF(fcinfo, 0);
+	n = FenceLeaseSnapshot(&leases);
+	now = FenceNow();
+
+	for (int i = 0; i < n; i++)
+	{
+		FenceLeaseInfo *l = &leases[i];
+		Datum		values[10];
+		bool		nulls[10] = {0};
+		char	   *dbname = get_database_name(l->dbid);
+		bool		visible = may_see(l->roleid);
+
+		if (dbname == NULL)
+			nulls[0] = true;
+		else
+			values[0] = DirectFunctionCall1(namein, CStringGetDatum(dbname));
+		if (visible)
+			values[1] = PointerGetDatum(cstring_to_text_with_len(l->key, l->keylen));
+		else
+			nulls[1] = true;
+		values[2] = FenceTokenGetDatum(l->token);
+		values[3] = CStringGetTextDatum(FenceLeaseScopeName(l->scope));
+		if (l->scope == FENCE_SCOPE_DETACHED && visible)
+			values[4] = PointerGetDatum(cstring_to_text_with_len(l->owner, l->ownerlen));
+		else
+			nulls[4] = true;
+		if (l->pid != 0)
+			values[5] = Int32GetDatum(l->pid);
+		else
+			nulls[5] = true;
+		values[6] = TimestampTzGetDatum(l->granted_at);
+		values[7] = TimestampTzGetDatum(l->expires_at);
+		values[8] = BoolGetDatum(now < l->expires_at);
+		values[9] = Int32GetDatum(l->nwaiters);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/* ---------- the lease clock ---------- */
+
+/* fence_now(): the lease clock (real time unless a test set it) */
+PG_FUNCTION_INFO_V1(fence_now);
+Datum
+fence_now(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(FenceNow());
+}
+
+/*
+ * The virtual clock must stay far enough from the end of the timestamp
+ * range that now + the longest possible TTL is still a timestamp.
+ */
+static void
+check_clock_value(TimestampTz when)
+{
+	TimestampTz latest_expiry;
+
+	if (TIMESTAMP_NOT_FINITE(when) ||
+		pg_add_s64_overflow(when, (int64) INT_MAX * USECS_PER_SEC, &latest_expiry) ||
+		!IS_VALID_TIMESTAMP(latest_expiry))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("lease clock value out of range"),
+				 errdetail("The lease clock must stay a finite time, at least the longest possible TTL away from the end of the timestamp range."),
+				 errhint("Pass an ordinary timestamp, or NULL to return to real time.")));
+}
+
+/* fence_set_clock(timestamptz): superuser, test servers only; NULL clears */
+PG_FUNCTION_INFO_V1(fence_set_clock);
+Datum
+fence_set_clock(PG_FUNCTION_ARGS)
+{
+	FenceClockRequireTestMode();
+	if (PG_ARGISNULL(0))
+		FenceClockClear();
+	else
+	{
+		TimestampTz when = PG_GETARG_TIMESTAMPTZ(0);
+
+		check_clock_value(when);
+		FenceClockSet(when);
+	}
+	FenceLeaseWakeWaiters();
+	PG_RETURN_TIMESTAMPTZ(FenceNow());
+}
+
+/* fence_advance_clock(interval): superuser, test servers only; forward */
+PG_FUNCTION_INFO_V1(fence_advance_clock);
+Datum
+fence_advance_clock(PG_FUNCTION_ARGS)
+{
+	int64		usecs;
+	TimestampTz target;
+	TimestampTz result;
+
+	FenceClockRequireTestMode();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("interval must not be NULL"),
+				 errhint("Say how far to move the lease clock, for example '30 seconds'.")));
+	usecs = get_duration(fcinfo, 0, "clock advance");
+	if (usecs < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the lease clock cannot go backwards"),
+				 errdetail("The interval given was %s.", interval_text(PG_GETARG_INTERVAL_P(0))),
+				 errhint("Use fence_set_clock() to put the clock at an earlier time.")));
+	if (pg_add_s64_overflow(FenceNow(), usecs, &target))
+		target = DT_NOEND;
+	check_clock_value(target);
+	result = FenceClockAdvance(usecs);
+	FenceLeaseWakeWaiters();
+	PG_RETURN_TIMESTAMPTZ(result);
+}

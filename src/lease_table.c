@@ -3,34 +3,913 @@
  * lease_table.c
  *		The shared-memory lease table: grant, release, renew, expire, wait.
  *
- *		(Stub: being written.)
+ * One array of fence.max_leases slots, shared by all databases, looked up
+ * through a hash table split into FENCE_LEASE_PARTITIONS partitions.  Each
+ * partition has its own LWLock (tranche "fence_leases") and bucket array,
+ * so grants on different keys rarely meet on a lock; a slot belongs to the
+ * partition of its key while it is in use, and to a global free list
+ * (guarded by a spinlock) otherwise.  Every operation touches one bucket
+ * chain, so its cost does not depend on how many leases are held.
+ *
+ * An entry is either held (scope set; live while FenceNow() < expires_at)
+ * or released: a tombstone that keeps the last token of its key, so that
+ * fence_lease_status() can tell "superseded" from "released".  Tombstones
+ * and expired entries are reclaimed only when the free list runs dry, a
+ * partition at a time; an entry with waiters is never reclaimed.
+ *
+ * Granting takes a token from the durable counter, which does I/O and may
+ * ERROR, so it happens with no LWLock held: decide under the partition
+ * lock, drop it, take the token, then re-check and install under the lock.
+ * FenceStatsPublishGrant() under the lock makes grants visible in token
+ * order; a grant that lost that race takes a new token.  Tokens wasted by
+ * lost races leave gaps, which the token law allows.
+ *
+ * Blocking waits: each entry has a FIFO queue of waiting backends, linked
+ * through a per-PGPROC array.  Only the head of the queue may take a free
+ * key, and nobody may barge past a non-empty queue.  The head sleeps on
+ * its latch until the holder's expiry (real clock) or until woken: by a
+ * release or break, by the previous head leaving the queue, or by the
+ * virtual clock moving (FenceLeaseWakeWaiters).  A waiter that errors out
+ * leaves the queue in a PG_CATCH block; one that exits, in the session's
+ * exit callback (FenceLeaseCancelWait).
+ *
+ * Slot size: 312 bytes on 64-bit platforms (248 of them key and owner
+ * text), plus 8 bytes of bucket array per slot.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <limits.h>
+
+#include "access/twophase.h"
+#include "common/hashfn.h"
+#include "common/int.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "port/atomics.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
 #include "fence.h"
+
+#define FENCE_LEASE_PARTITIONS	16		/* a power of two */
+#define FENCE_LEASE_TRANCHE		"fence_leases"
+
+/* How often in a row a grant may lose the publish race before giving up. */
+#define FENCE_MAX_LOST_RACES	1000
+
+#if PG_VERSION_NUM >= 170000
+#define FENCE_MY_PROCNO		MyProcNumber
+#else
+#define FENCE_MY_PROCNO		(MyProc->pgprocno)
+#endif
+
+typedef struct FenceLeaseSlot
+{
+	Oid			dbid;
+	uint32		hash;			/* of (dbid, key) */
+	int32		next;			/* bucket chain or free list; -1 ends */
+	uint8		keylen;
+	uint8		ownerlen;
+	uint8		scope;			/* FenceLeaseScope; NONE = released */
+	bool		in_use;			/* in a bucket chain (else free/reserved) */
+	FenceToken	token;			/* current token, or the last one */
+	TimestampTz granted_at;
+	TimestampTz expires_at;		/* lease clock */
+	Oid			roleid;			/* the role that took it (view privacy) */
+	int32		holder_pid;		/* session/xact scope: the holding backend */
+	int32		holder_procno;
+	int32		wait_head;		/* FIFO of waiting procnos; -1 = empty */
+	int32		wait_tail;
+	int32		nwaiters;
+	char		text[FENCE_MAX_KEY_LEN + FENCE_MAX_OWNER_LEN];	/* key, owner */
+} FenceLeaseSlot;
+
+StaticAssertDecl(FENCE_MAX_KEY_LEN <= PG_UINT8_MAX &&
+				 FENCE_MAX_OWNER_LEN <= PG_UINT8_MAX,
+				 "key and owner lengths must fit in uint8");
+
+/* Per-PGPROC wait state; protected by the partition lock of "slot". */
+typedef struct FenceWaiter
+{
+	int32		slot;			/* slot whose queue this proc is in, or -1 */
+	int32		next;			/* next procno in that queue, or -1 */
+} FenceWaiter;
+
+typedef struct FenceLeaseShared
+{
+	LWLockPadded *locks;		/* FENCE_LEASE_PARTITIONS partition locks */
+	slock_t		free_mutex;		/* protects free_head, nfree */
+	int32		free_head;
+	int32		nfree;
+	pg_atomic_uint32 sweep_hand;	/* next partition to reclaim from */
+	uint32		bucket_mask;	/* buckets per partition - 1 */
+	int32		nslots;
+	int32		nprocs;
+	TimestampTz started_at;		/* shared memory (re)initialized: grace */
+} FenceLeaseShared;
+
+static FenceLeaseShared *lease_shared = NULL;
+static int32 *lease_buckets = NULL; /* [partition][bucket] chain heads */
+static FenceLeaseSlot *lease_slots = NULL;
+static FenceWaiter *lease_waiters = NULL;
+
+/* This backend's acquire in progress, for clean-up on error or exit. */
+static int32 my_wait_slot = -1;		/* queue we are in, or -1 */
+static int32 my_spare_slot = -1;	/* a reserved free slot, or -1 */
+
+/* What one look at an entry under its lock concluded. */
+typedef enum AcquireStep
+{
+	STEP_DONE,					/* grant filled in: granted, extended, conflict */
+	STEP_REFUSED,				/* held by another, or not our turn */
+	STEP_GRACE,					/* free, but in the restart grace period */
+	STEP_NEED_TOKEN,			/* free and ours to take: get a token first */
+	STEP_NEED_SLOT,				/* ... and a slot for a new entry */
+	STEP_LOST_RACE				/* a larger token was granted meanwhile */
+} AcquireStep;
+
+/* ---------- shared memory ---------- */
+
+static int
+lease_nprocs(void)
+{
+#if PG_VERSION_NUM >= 150000
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+#else
+	/* MaxBackends is not computed yet when _PG_init requests memory. */
+	return MaxConnections + autovacuum_max_workers + 1 +
+		max_worker_processes + max_wal_senders +
+		NUM_AUXILIARY_PROCS + max_prepared_xacts;
+#endif
+}
+
+static uint32
+lease_nbuckets(void)
+{
+	uint32		want = (uint32) Max(fence_max_leases / FENCE_LEASE_PARTITIONS, 1) * 2;
+	uint32		n = 1;
+
+	while (n < want)
+		n <<= 1;
+	return n;
+}
+
+/* Offsets of the parts of the shared area; the total when all is true. */
+static Size
+lease_layout(Size *buckets_off, Size *slots_off, Size *waiters_off)
+{
+	Size		size = MAXALIGN(sizeof(FenceLeaseShared));
+
+	*buckets_off = size;
+	size = add_size(size, MAXALIGN(mul_size(mul_size(FENCE_LEASE_PARTITIONS,
+													 lease_nbuckets()),
+											sizeof(int32))));
+	*slots_off = size;
+	size = add_size(size, mul_size(fence_max_leases, sizeof(FenceLeaseSlot)));
+	*waiters_off = size;
+	size = add_size(size, mul_size(lease_nprocs(), sizeof(FenceWaiter)));
+	return size;
+}
 
 void
 FenceLeaseShmemRequest(void)
 {
+	RequestNamedLWLockTranche(FENCE_LEASE_TRANCHE, FENCE_LEASE_PARTITIONS);
 }
 
 Size
 FenceLeaseShmemSize(void)
 {
-	return 0;
+	Size		b,
+				s,
+				w;
+
+	return lease_layout(&b, &s, &w);
 }
 
 void
 FenceLeaseShmemInit(void)
 {
+	Size		buckets_off,
+				slots_off,
+				waiters_off;
+	Size		size = lease_layout(&buckets_off, &slots_off, &waiters_off);
+	bool		found;
+	char	   *base;
+
+	base = ShmemInitStruct("fence leases", size, &found);
+	lease_shared = (FenceLeaseShared *) base;
+	lease_buckets = (int32 *) (base + buckets_off);
+	lease_slots = (FenceLeaseSlot *) (base + slots_off);
+	lease_waiters = (FenceWaiter *) (base + waiters_off);
+
+	if (found)
+		return;
+
+	lease_shared->locks = GetNamedLWLockTranche(FENCE_LEASE_TRANCHE);
+	SpinLockInit(&lease_shared->free_mutex);
+	pg_atomic_init_u32(&lease_shared->sweep_hand, 0);
+	lease_shared->bucket_mask = lease_nbuckets() - 1;
+	lease_shared->nslots = fence_max_leases;
+	lease_shared->nprocs = lease_nprocs();
+	lease_shared->started_at = GetCurrentTimestamp();
+
+	for (uint32 i = 0; i < FENCE_LEASE_PARTITIONS * lease_nbuckets(); i++)
+		lease_buckets[i] = -1;
+	for (int i = 0; i < fence_max_leases; i++)
+	{
+		lease_slots[i].in_use = false;
+		lease_slots[i].next = (i + 1 < fence_max_leases) ? i + 1 : -1;
+	}
+	lease_shared->free_head = 0;
+	lease_shared->nfree = fence_max_leases;
+	for (int i = 0; i < lease_shared->nprocs; i++)
+	{
+		lease_waiters[i].slot = -1;
+		lease_waiters[i].next = -1;
+	}
 }
 
+/* ---------- lookup ---------- */
+
+static inline uint32
+lease_hash(Oid dbid, const char *key, int keylen)
+{
+	return hash_combine(hash_bytes_uint32((uint32) dbid),
+						hash_bytes((const unsigned char *) key, keylen));
+}
+
+static inline LWLock *
+partition_lock(uint32 hash)
+{
+	return &lease_shared->locks[hash % FENCE_LEASE_PARTITIONS].lock;
+}
+
+static inline int32 *
+bucket_head(uint32 hash)
+{
+	uint32		partition = hash % FENCE_LEASE_PARTITIONS;
+	uint32		bucket = (hash / FENCE_LEASE_PARTITIONS) & lease_shared->bucket_mask;
+
+	return &lease_buckets[partition * (lease_shared->bucket_mask + 1) + bucket];
+}
+
+/* The slot of (dbid, key), or -1.  Caller holds the partition lock. */
+static int32
+lookup(uint32 hash, Oid dbid, const char *key, int keylen)
+{
+	for (int32 idx = *bucket_head(hash); idx >= 0; idx = lease_slots[idx].next)
+	{
+		FenceLeaseSlot *slot = &lease_slots[idx];
+
+		if (slot->hash == hash && slot->dbid == dbid &&
+			slot->keylen == keylen && memcmp(slot->text, key, keylen) == 0)
+			return idx;
+	}
+	return -1;
+}
+
+/*
+ * Lock the partition of (dbid, key) in the given mode and return its entry,
+ * or NULL.  The caller releases *lock.
+ */
+static FenceLeaseSlot *
+lock_entry(Oid dbid, const char *key, int keylen, LWLockMode mode,
+		   LWLock **lock)
+{
+	uint32		hash = lease_hash(dbid, key, keylen);
+	int32		idx;
+
+	*lock = partition_lock(hash);
+	LWLockAcquire(*lock, mode);
+	idx = lookup(hash, dbid, key, keylen);
+	return (idx >= 0) ? &lease_slots[idx] : NULL;
+}
+
+static inline bool
+slot_is_live(FenceLeaseSlot *slot, TimestampTz now)
+{
+	return slot->scope != FENCE_SCOPE_NONE && now < slot->expires_at;
+}
+
+/* now + usecs, saturated far below the end of the timestamp range. */
+static inline TimestampTz
+lease_deadline(TimestampTz now, int64 usecs)
+{
+	TimestampTz result;
+
+	if (pg_add_s64_overflow(now, usecs, &result) || !IS_VALID_TIMESTAMP(result))
+		result = END_TIMESTAMP - 1;
+	return result;
+}
+
+/* ---------- free list and reclaim ---------- */
+
+static void
+push_free_chain(int32 first, int32 last, int count)
+{
+	SpinLockAcquire(&lease_shared->free_mutex);
+	lease_slots[last].next = lease_shared->free_head;
+	lease_shared->free_head = first;
+	lease_shared->nfree += count;
+	SpinLockRelease(&lease_shared->free_mutex);
+}
+
+static int32
+pop_free(void)
+{
+	int32		idx;
+
+	SpinLockAcquire(&lease_shared->free_mutex);
+	idx = lease_shared->free_head;
+	if (idx >= 0)
+	{
+		lease_shared->free_head = lease_slots[idx].next;
+		lease_shared->nfree--;
+	}
+	SpinLockRelease(&lease_shared->free_mutex);
+	return idx;
+}
+
+/*
+ * Free every reclaimable entry (released, or expired, and without waiters)
+ * of one partition, trying partitions in turn until one yields something.
+ * Takes one partition lock at a time.  False if nothing at all could be
+ * freed: the table is full of live leases or queues.
+ */
+static bool
+reclaim_some(void)
+{
+	uint32		start = pg_atomic_fetch_add_u32(&lease_shared->sweep_hand, 1);
+	uint32		nbuckets = lease_shared->bucket_mask + 1;
+
+	for (int i = 0; i < FENCE_LEASE_PARTITIONS; i++)
+	{
+		uint32		partition = (start + i) % FENCE_LEASE_PARTITIONS;
+		LWLock	   *lock = &lease_shared->locks[partition].lock;
+		int32		first = -1,
+					last = -1;
+		int			count = 0;
+		TimestampTz now;
+
+		CHECK_FOR_INTERRUPTS();
+		LWLockAcquire(lock, LW_EXCLUSIVE);
+		now = FenceNow();
+		for (uint32 b = 0; b < nbuckets; b++)
+		{
+			int32	   *link = &lease_buckets[partition * nbuckets + b];
+
+			while (*link >= 0)
+			{
+				int32		idx = *link;
+				FenceLeaseSlot *slot = &lease_slots[idx];
+
+				if (slot->nwaiters == 0 && !slot_is_live(slot, now))
+				{
+					*link = slot->next;
+					slot->in_use = false;
+					slot->next = first;
+					first = idx;
+					if (last < 0)
+						last = idx;
+					count++;
+				}
+				else
+					link = &slot->next;
+			}
+		}
+		LWLockRelease(lock);
+
+		if (count > 0)
+		{
+			push_free_chain(first, last, count);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A free slot for a new entry, reclaiming if needed.  No lock held. */
+static int32
+reserve_slot(void)
+{
+	for (;;)
+	{
+		int32		idx = pop_free();
+
+		if (idx >= 0)
+			return idx;
+		if (!reclaim_some())
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("lease table is full"),
+					 errdetail("All %d slots hold live leases or leases with waiters.",
+							   lease_shared->nslots),
+					 errhint("Release leases that are no longer needed, or increase fence.max_leases (takes effect at server restart).")));
+	}
+}
+
+static void
+release_spare_slot(void)
+{
+	if (my_spare_slot >= 0)
+	{
+		int32		idx = my_spare_slot;
+
+		my_spare_slot = -1;
+		push_free_chain(idx, idx, 1);
+	}
+}
+
+/* ---------- wait queues (caller holds the partition lock) ---------- */
+
+static inline void
+wake_proc(int32 procno)
+{
+	SetLatch(&GetPGProcByNumber(procno)->procLatch);
+}
+
+static void
+enqueue_self(int32 idx)
+{
+	FenceLeaseSlot *slot = &lease_slots[idx];
+	int32		me = FENCE_MY_PROCNO;
+
+	Assert(lease_waiters[me].slot < 0);
+	lease_waiters[me].slot = idx;
+	lease_waiters[me].next = -1;
+	if (slot->wait_tail >= 0)
+		lease_waiters[slot->wait_tail].next = me;
+	else
+		slot->wait_head = me;
+	slot->wait_tail = me;
+	slot->nwaiters++;
+	my_wait_slot = idx;
+}
+
+/*
+ * Leave the queue of slot idx.  Whoever is head afterwards is woken if the
+ * head changed, so that it re-examines the lease: it may now take it, or
+ * must now watch the new holder's expiry.
+ */
+static void
+dequeue_self(int32 idx)
+{
+	FenceLeaseSlot *slot = &lease_slots[idx];
+	int32		me = FENCE_MY_PROCNO;
+	int32		prev = -1;
+
+	for (int32 p = slot->wait_head; p >= 0; p = lease_waiters[p].next)
+	{
+		if (p == me)
+		{
+			if (prev >= 0)
+				lease_waiters[prev].next = lease_waiters[me].next;
+			else
+				slot->wait_head = lease_waiters[me].next;
+			if (slot->wait_tail == me)
+				slot->wait_tail = prev;
+			slot->nwaiters--;
+			if (prev < 0 && slot->wait_head >= 0)
+				wake_proc(slot->wait_head);
+			break;
+		}
+		prev = p;
+	}
+	lease_waiters[me].slot = -1;
+	lease_waiters[me].next = -1;
+	my_wait_slot = -1;
+}
+
+/*
+ * Leave whatever queue this backend is in, and give back a reserved slot.
+ * For error and exit paths; safe to call when there is nothing to undo.
+ */
+void
+FenceLeaseCancelWait(void)
+{
+	if (lease_shared == NULL)
+		return;
+	if (my_wait_slot >= 0)
+	{
+		int32		idx = my_wait_slot;
+		LWLock	   *lock = partition_lock(lease_slots[idx].hash);
+
+		/* An entry with waiters is never reclaimed, so idx is still it. */
+		if (!LWLockHeldByMe(lock))
+			LWLockAcquire(lock, LW_EXCLUSIVE);
+		dequeue_self(idx);
+		LWLockRelease(lock);
+	}
+	release_spare_slot();
+}
+
+/* ---------- acquire ---------- */
+
+static bool
+holder_matches(FenceLeaseSlot *slot, const FenceLeaseRequest *req)
+{
+	if (req->scope == FENCE_SCOPE_DETACHED)
+		return slot->scope == FENCE_SCOPE_DETACHED &&
+			slot->ownerlen == req->ownerlen &&
+			memcmp(slot->text + slot->keylen, req->owner, req->ownerlen) == 0;
+	return slot->scope != FENCE_SCOPE_DETACHED &&
+		slot->holder_procno == FENCE_MY_PROCNO &&
+		slot->holder_pid == MyProcPid;
+}
+
+static bool
+in_restart_grace(TimestampTz *until)
+{
+	if (fence_restart_grace_ms <= 0)
+		return false;
+	*until = lease_deadline(lease_shared->started_at,
+							(int64) fence_restart_grace_ms * 1000);
+	return GetCurrentTimestamp() < *until;
+}
+
+/*
+ * One look at the key under its partition lock (held exclusively by the
+ * caller): extend, refuse, install a grant, or say what is missing first.
+ * Must not ERROR.  On STEP_REFUSED, *wake_at is the lease-clock time at
+ * which the holder expires (0: wait to be woken); on STEP_GRACE, the real
+ * time at which the grace period ends.
+ */
+static AcquireStep
+acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
+			 FenceLeaseGrant *grant, TimestampTz *wake_at)
+{
+	int32		idx = lookup(hash, MyDatabaseId, req->key, req->keylen);
+	FenceLeaseSlot *slot = (idx >= 0) ? &lease_slots[idx] : NULL;
+	TimestampTz now = FenceNow();
+	int32		me = FENCE_MY_PROCNO;
+
+	*wake_at = 0;
+
+	if (slot && slot_is_live(slot, now))
+	{
+		if (holder_matches(slot, req))
+		{
+			if (slot->scope != req->scope)
+			{
+				grant->outcome = FENCE_ACQUIRE_SCOPE_CONFLICT;
+				grant->held_scope = (FenceLeaseScope) slot->scope;
+				return STEP_DONE;
+			}
+			/* Re-acquire by the holder: same token, never a shorter lease. */
+			slot->expires_at = Max(slot->expires_at,
+								   lease_deadline(now, req->ttl));
+			grant->outcome = FENCE_ACQUIRE_EXTENDED;
+			grant->token = slot->token;
+			grant->expires_at = slot->expires_at;
+			return STEP_DONE;
+		}
+		if (req->wait && my_wait_slot < 0)
+			enqueue_self(idx);
+		if (my_wait_slot < 0 || slot->wait_head == me)
+			*wake_at = slot->expires_at;
+		return STEP_REFUSED;
+	}
+
+	/* The key is free.  Waiters ahead of us have it first. */
+	if (slot && slot->nwaiters > 0 && slot->wait_head != me)
+	{
+		if (req->wait && my_wait_slot < 0)
+			enqueue_self(idx);
+		return STEP_REFUSED;
+	}
+	if (in_restart_grace(wake_at))
+		return STEP_GRACE;
+	if (slot == NULL && my_spare_slot < 0)
+		return STEP_NEED_SLOT;	/* first, so a full table wastes no token */
+	if (token == 0)
+		return STEP_NEED_TOKEN;
+	if (!FenceStatsPublishGrant(token))
+		return STEP_LOST_RACE;
+
+	/* Install the grant. */
+	if (slot == NULL)
+	{
+		int32	   *head = bucket_head(hash);
+
+		idx = my_spare_slot;
+		my_spare_slot = -1;
+		slot = &lease_slots[idx];
+		slot->dbid = MyDatabaseId;
+		slot->hash = hash;
+		slot->keylen = (uint8) req->keylen;
+		memcpy(slot->text, req->key, req->keylen);
+		slot->scope = FENCE_SCOPE_NONE;
+		slot->wait_head = slot->wait_tail = -1;
+		slot->nwaiters = 0;
+		slot->next = *head;
+		slot->in_use = true;
+		*head = idx;
+	}
+	grant->takeover = (slot->scope != FENCE_SCOPE_NONE);
+	slot->scope = (uint8) req->scope;
+	slot->token = token;
+	slot->granted_at = now;
+	slot->expires_at = lease_deadline(now, req->ttl);
+	slot->roleid = GetUserId();
+	if (req->scope == FENCE_SCOPE_DETACHED)
+	{
+		slot->holder_pid = 0;
+		slot->holder_procno = -1;
+		slot->ownerlen = (uint8) req->ownerlen;
+		memcpy(slot->text + slot->keylen, req->owner, req->ownerlen);
+	}
+	else
+	{
+		slot->holder_pid = MyProcPid;
+		slot->holder_procno = me;
+		slot->ownerlen = 0;
+	}
+	if (my_wait_slot == idx)
+		dequeue_self(idx);		/* and wake the next in line */
+
+	grant->outcome = FENCE_ACQUIRE_GRANTED;
+	grant->token = token;
+	grant->expires_at = slot->expires_at;
+	return STEP_DONE;
+}
+
+/* Milliseconds from now until "until" on the given clock, at least 1. */
+static long
+ms_until(TimestampTz until, TimestampTz now)
+{
+	int64		us = until - now;
+
+	if (us <= 0)
+		return 1;
+	return (long) Min((us + 999) / 1000, (int64) INT_MAX);
+}
+
+/*
+ * Take the lease for this backend (session or transaction scope) or for
+ * req->owner (detached scope), or extend it if the caller already holds
+ * it.  With req->wait, queue up until granted, the deadline, or an error
+ * (cancel, termination): the queue entry is removed on every way out.
+ */
+void
+FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
+{
+	uint32		hash = lease_hash(MyDatabaseId, req->key, req->keylen);
+	LWLock	   *lock = partition_lock(hash);
+
+	Assert(lease_shared != NULL);
+	Assert(req->keylen > 0 && req->keylen <= FENCE_MAX_KEY_LEN);
+	Assert(my_wait_slot < 0 && my_spare_slot < 0);
+
+	memset(grant, 0, sizeof(*grant));
+
+	/*
+	 * Claim this database's statistics slot now, so that publishing a grant
+	 * under the partition lock below cannot fail.
+	 */
+	(void) FenceStatsPublishGrant(0);
+
+	PG_TRY();
+	{
+		FenceToken	token = 0;
+		int			lost_races = 0;
+
+		for (;;)
+		{
+			AcquireStep step;
+			TimestampTz wake_at;
+			long		timeout_ms = -1;
+			TimestampTz real_now;
+
+			LWLockAcquire(lock, LW_EXCLUSIVE);
+			step = acquire_step(req, hash, token, grant, &wake_at);
+			LWLockRelease(lock);
+
+			switch (step)
+			{
+				case STEP_DONE:
+					break;
+				case STEP_NEED_TOKEN:
+					token = FenceCounterNext();
+					continue;
+				case STEP_NEED_SLOT:
+					my_spare_slot = reserve_slot();
+					continue;
+				case STEP_LOST_RACE:
+					if (++lost_races >= FENCE_MAX_LOST_RACES)
+						ereport(ERROR,
+								(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+								 errmsg("the fencing token counter is behind tokens already granted in this database"),
+								 errdetail("The counter returned " INT64_FORMAT ", but a larger token was granted since the server started.",
+										   token),
+								 errhint("If the extension was dropped and created again, move the counter forward with fence_advance_tokens().")));
+					token = 0;
+					CHECK_FOR_INTERRUPTS();
+					continue;
+				case STEP_REFUSED:
+				case STEP_GRACE:
+					/* A token taken for a grant that did not happen is stale. */
+					token = 0;
+					if (!req->wait)
+					{
+						grant->outcome = FENCE_ACQUIRE_REFUSED;
+						break;
+					}
+					real_now = GetCurrentTimestamp();
+					if (step == STEP_GRACE)
+						timeout_ms = ms_until(wake_at, real_now);
+					else if (wake_at != 0 && !FenceClockIsVirtual())
+						timeout_ms = ms_until(wake_at, FenceNow());
+					if (req->has_deadline)
+					{
+						long		left;
+
+						if (real_now >= req->deadline)
+						{
+							FenceLeaseCancelWait();
+							grant->outcome = FENCE_ACQUIRE_TIMED_OUT;
+							break;
+						}
+						left = ms_until(req->deadline, real_now);
+						if (timeout_ms < 0 || left < timeout_ms)
+							timeout_ms = left;
+					}
+					(void) WaitLatch(MyLatch,
+									 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+									 (timeout_ms >= 0 ? WL_TIMEOUT : 0),
+									 timeout_ms, PG_WAIT_EXTENSION);
+					ResetLatch(MyLatch);
+					CHECK_FOR_INTERRUPTS();
+					continue;
+			}
+			break;
+		}
+	}
+	PG_CATCH();
+	{
+		FenceLeaseCancelWait();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	/* Not waiting any more on any way out; a spare slot may be left. */
+	Assert(my_wait_slot < 0 || grant->outcome != FENCE_ACQUIRE_GRANTED);
+	FenceLeaseCancelWait();
+
+	switch (grant->outcome)
+	{
+		case FENCE_ACQUIRE_GRANTED:
+			FenceStatsCount(FENCE_STAT_GRANTS);
+			if (grant->takeover)
+				FenceStatsCount(FENCE_STAT_TAKEOVERS);
+			break;
+		case FENCE_ACQUIRE_EXTENDED:
+			FenceStatsCount(FENCE_STAT_RENEWALS);
+			break;
+		case FENCE_ACQUIRE_REFUSED:
+		case FENCE_ACQUIRE_TIMED_OUT:
+			FenceStatsCount(FENCE_STAT_REFUSALS);
+			break;
+		case FENCE_ACQUIRE_SCOPE_CONFLICT:
+			break;
+	}
+}
+
+/* ---------- release, renew, break, status ---------- */
+
+/*
+ * Turn a held entry into a released one, and wake the head of its queue,
+ * who may now take it.  Caller holds the partition lock.
+ */
+static void
+release_slot(FenceLeaseSlot *slot)
+{
+	slot->scope = FENCE_SCOPE_NONE;
+	slot->holder_pid = 0;
+	slot->holder_procno = -1;
+	slot->ownerlen = 0;
+	if (slot->wait_head >= 0)
+		wake_proc(slot->wait_head);
+}
+
+/*
+ * Session and transaction leases may be released and renewed only by the
+ * backend that holds them; detached ones by anyone who has the token.
+ */
+static inline bool
+may_touch(FenceLeaseSlot *slot)
+{
+	return slot->scope == FENCE_SCOPE_DETACHED ||
+		(slot->holder_procno == FENCE_MY_PROCNO &&
+		 slot->holder_pid == MyProcPid);
+}
+
+/*
+ * Compare-and-delete: free the lease only if token is its current token
+ * (live or expired) and the caller may release it.  Never ERRORs, so
+ * transaction and exit clean-up can use it.  Counts successful releases;
+ * fence_release() counts the refused ones (implicit releases at the end of
+ * a scope are not requests that can be refused).
+ */
+bool
+FenceLeaseRelease(const char *key, int keylen, FenceToken token)
+{
+	LWLock	   *lock;
+	FenceLeaseSlot *slot;
+	bool		released = false;
+
+	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
+		return false;
+	slot = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
+	if (slot && slot->scope != FENCE_SCOPE_NONE && slot->token == token &&
+		may_touch(slot))
+	{
+		release_slot(slot);
+		released = true;
+	}
+	LWLockRelease(lock);
+
+	if (released)
+		FenceStatsCount(FENCE_STAT_RELEASES);
+	return released;
+}
+
+/* expires_at := now + ttl, only if token is current and live. */
+bool
+FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
+{
+	LWLock	   *lock;
+	FenceLeaseSlot *slot;
+	TimestampTz now;
+	bool		renewed = false;
+
+	Assert(lease_shared != NULL);
+	slot = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
+	now = FenceNow();
+	if (slot && slot_is_live(slot, now) && slot->token == token &&
+		may_touch(slot))
+	{
+		slot->expires_at = lease_deadline(now, ttl);
+		renewed = true;
+	}
+	LWLockRelease(lock);
+
+	FenceStatsCount(renewed ? FENCE_STAT_RENEWALS : FENCE_STAT_RENEWALS_FAILED);
+	return renewed;
+}
+
+/* Admin: free the lease whoever holds it; *token is the token it ended. */
+bool
+FenceLeaseBreak(const char *key, int keylen, FenceToken *token)
+{
+	LWLock	   *lock;
+	FenceLeaseSlot *slot;
+	bool		broken = false;
+
+	Assert(lease_shared != NULL);
+	slot = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
+	if (slot && slot->scope != FENCE_SCOPE_NONE)
+	{
+		*token = slot->token;
+		release_slot(slot);
+		broken = true;
+	}
+	LWLockRelease(lock);
+
+	if (broken)
+		FenceStatsCount(FENCE_STAT_RELEASES);
+	return broken;
+}
+
+/*
+ * Where token stands for the lease key of database dbid.  For the trigger
+ * and fence_lease_status(); never ERRORs.  A key the table does not know
+ * (never taken, or its entry reclaimed) reads as released.
+ */
 FenceLeaseStatus
 FenceLeaseGetStatus(Oid dbid, const char *key, int keylen, FenceToken token)
 {
-	return FENCE_LEASE_RELEASED;
+	LWLock	   *lock;
+	FenceLeaseSlot *slot;
+	FenceLeaseStatus status = FENCE_LEASE_RELEASED;
+
+	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
+		return FENCE_LEASE_RELEASED;
+	slot = lock_entry(dbid, key, keylen, LW_SHARED, &lock);
+	if (slot && token < slot->token)
+		status = FENCE_LEASE_SUPERSEDED;
+	else if (slot && token == slot->token && slot->scope != FENCE_SCOPE_NONE)
+		status = slot_is_live(slot, FenceNow()) ?
+			FENCE_LEASE_HELD : FENCE_LEASE_EXPIRED;
+	LWLockRelease(lock);
+	return status;
 }
 
 const char *
@@ -50,7 +929,110 @@ FenceLeaseStatusName(FenceLeaseStatus status)
 	return "released";
 }
 
+const char *
+FenceLeaseScopeName(FenceLeaseScope scope)
+{
+	switch (scope)
+	{
+		case FENCE_SCOPE_SESSION:
+			return "session";
+		case FENCE_SCOPE_XACT:
+			return "transaction";
+		case FENCE_SCOPE_DETACHED:
+			return "detached";
+		case FENCE_SCOPE_NONE:
+			break;
+	}
+	return "none";
+}
+
+/*
+ * The lease clock moved: wake every waiter so that it re-reads it.  Taking
+ * and dropping each partition lock first means that a waiter is either
+ * already flagged in lease_waiters (and gets its latch set), or decides
+ * after this point and so sees the new clock.
+ */
 void
 FenceLeaseWakeWaiters(void)
 {
+	if (lease_shared == NULL)
+		return;
+	for (int i = 0; i < FENCE_LEASE_PARTITIONS; i++)
+	{
+		LWLockAcquire(&lease_shared->locks[i].lock, LW_SHARED);
+		LWLockRelease(&lease_shared->locks[i].lock);
+	}
+	for (int i = 0; i < lease_shared->nprocs; i++)
+	{
+		if (lease_waiters[i].slot >= 0)
+			wake_proc(i);
+	}
+}
+
+/*
+ * Copy of every held entry (live or expired), for the fence_leases view.
+ * Each partition is copied under its lock; allocation happens outside.
+ */
+int
+FenceLeaseSnapshot(FenceLeaseInfo **leases)
+{
+	uint32		nbuckets;
+	int			n = 0;
+	int			cap = 0;
+	FenceLeaseInfo *out = NULL;
+
+	FenceRequirePreload();
+	nbuckets = lease_shared->bucket_mask + 1;
+
+	for (int p = 0; p < FENCE_LEASE_PARTITIONS; p++)
+	{
+		LWLock	   *lock = &lease_shared->locks[p].lock;
+		int			count = 0;
+
+		LWLockAcquire(lock, LW_SHARED);
+		for (uint32 b = 0; b < nbuckets; b++)
+			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0; i = lease_slots[i].next)
+				if (lease_slots[i].scope != FENCE_SCOPE_NONE)
+					count++;
+		LWLockRelease(lock);
+
+		if (count == 0)
+			continue;
+		if (n + count > cap)
+		{
+			cap = n + count;
+			out = out ? repalloc(out, sizeof(FenceLeaseInfo) * cap)
+				: palloc(sizeof(FenceLeaseInfo) * cap);
+		}
+
+		LWLockAcquire(lock, LW_SHARED);
+		for (uint32 b = 0; b < nbuckets && n < cap; b++)
+		{
+			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0 && n < cap;
+				 i = lease_slots[i].next)
+			{
+				FenceLeaseSlot *slot = &lease_slots[i];
+				FenceLeaseInfo *info;
+
+				if (slot->scope == FENCE_SCOPE_NONE)
+					continue;
+				info = &out[n++];
+				info->dbid = slot->dbid;
+				info->scope = (FenceLeaseScope) slot->scope;
+				info->token = slot->token;
+				info->granted_at = slot->granted_at;
+				info->expires_at = slot->expires_at;
+				info->roleid = slot->roleid;
+				info->pid = slot->holder_pid;
+				info->nwaiters = slot->nwaiters;
+				info->keylen = slot->keylen;
+				info->ownerlen = slot->ownerlen;
+				memcpy(info->key, slot->text, slot->keylen);
+				memcpy(info->owner, slot->text + slot->keylen, slot->ownerlen);
+			}
+		}
+		LWLockRelease(lock);
+	}
+	*leases = out;
+	return n;
 }

@@ -4,16 +4,492 @@
  *		What this backend holds: its leases and their tokens, the token in
  *		effect for fenced writes, and clean-up at transaction and session end.
  *
- *		(Stub: being written.)
+ * The backend remembers, per key, the latest token it took (in any scope).
+ * A remembered token outlives the lease's expiry or supersession on
+ * purpose: a worker that lost its lease must stay fenced with its old
+ * token, never become an unfenced writer.  It is forgotten only when this
+ * backend releases that lease, when a transaction lease's transaction (or
+ * savepoint) ends, and with the session.
+ *
+ * The token in effect (SPEC section 3) for a write guarded by lease K:
+ *	1. the latest fence_use_token(token, K) of this transaction;
+ *	2. else the latest fence_use_token(token) without a key;
+ *	3. else the token this backend remembers for K;
+ *	4. else the most recent token this backend took: the largest one it
+ *	   remembers, since tokens only grow.
+ * Without K, the latest fence_use_token of this transaction (with or
+ * without a key), else 4.  fence_use_token settings follow the transaction
+ * like SET LOCAL: rolling back a savepoint undoes those made inside it.
+ *
+ * Memory is prepared before a grant becomes visible in shared memory, so a
+ * grant can never be left unrecorded (and so never leaked): clean-up at
+ * COMMIT/ROLLBACK, savepoint rollback and backend exit finds everything.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "lib/ilist.h"
+#include "storage/ipc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
 #include "fence.h"
 
+typedef struct SessionLease
+{
+	char		key[FENCE_MAX_KEY_LEN + 1]; /* hash key, NUL-terminated */
+	FenceLeaseScope scope;		/* NONE only while a grant is pending */
+	FenceToken	token;
+	SubTransactionId subid;		/* transaction scope: (sub)xact that took it */
+	bool		in_xact_list;
+	dlist_node	xact_node;		/* in xact_leases when scope is XACT */
+} SessionLease;
+
+typedef struct TokenOverride
+{
+	bool		has_key;
+	char		key[FENCE_MAX_KEY_LEN + 1];
+	FenceToken	token;
+	SubTransactionId subid;
+} TokenOverride;
+
+static HTAB *session_leases = NULL;
+static dlist_head xact_leases = DLIST_STATIC_INIT(xact_leases);
+
+/* The largest remembered token, cached; recomputed when it may have left. */
+static bool latest_known = true;
+static bool latest_exists = false;
+static FenceToken latest_token = 0;
+
+/* fence_use_token() settings of the current transaction, oldest first. */
+static TokenOverride *overrides = NULL;
+static int	n_overrides = 0;
+static int	max_overrides = 0;
+
+static bool callbacks_registered = false;
+
+static void session_xact_callback(XactEvent event, void *arg);
+static void session_subxact_callback(SubXactEvent event,
+									 SubTransactionId mySubid,
+									 SubTransactionId parentSubid, void *arg);
+static void session_exit_callback(int code, Datum arg);
+
+static void
+session_init(void)
+{
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(session_xact_callback, NULL);
+		RegisterSubXactCallback(session_subxact_callback, NULL);
+		if (fence_preloaded)
+			before_shmem_exit(session_exit_callback, (Datum) 0);
+		callbacks_registered = true;
+	}
+	if (session_leases == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = FENCE_MAX_KEY_LEN + 1;
+		ctl.entrysize = sizeof(SessionLease);
+		session_leases = hash_create("fence session leases", 16, &ctl,
+									 HASH_ELEM | HASH_STRINGS);
+	}
+}
+
+/* key as a NUL-terminated hash key; false if it cannot be a lease key. */
+static bool
+make_key(char *buf, const char *key, int keylen)
+{
+	if (key == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
+		return false;
+	memcpy(buf, key, keylen);
+	buf[keylen] = '\0';
+	return true;
+}
+
+static SessionLease *
+find_lease(const char *key, int keylen)
+{
+	char		buf[FENCE_MAX_KEY_LEN + 1];
+	SessionLease *entry;
+
+	if (session_leases == NULL || !make_key(buf, key, keylen))
+		return NULL;
+	entry = hash_search(session_leases, buf, HASH_FIND, NULL);
+	if (entry == NULL || entry->scope == FENCE_SCOPE_NONE)
+		return NULL;
+	return entry;
+}
+
+static void
+set_token(SessionLease *entry, FenceToken token)
+{
+	if (latest_known && (!latest_exists || token >= latest_token))
+	{
+		latest_exists = true;
+		latest_token = token;
+	}
+	else if (entry->scope != FENCE_SCOPE_NONE && entry->token == latest_token)
+		latest_known = false;
+	entry->token = token;
+}
+
+static void
+forget(SessionLease *entry)
+{
+	if (entry->in_xact_list)
+	{
+		dlist_delete(&entry->xact_node);
+		entry->in_xact_list = false;
+	}
+	if (entry->scope != FENCE_SCOPE_NONE && latest_exists &&
+		entry->token == latest_token)
+		latest_known = false;
+	(void) hash_search(session_leases, entry->key, HASH_REMOVE, NULL);
+}
+
+/*
+ * Take or extend a lease and remember it.  The remembered entry is created
+ * first (that may ERROR on memory) and dropped again if nothing was
+ * granted, so that once the shared table has the grant, recording it
+ * cannot fail.
+ */
+void
+FenceSessionAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
+{
+	char		buf[FENCE_MAX_KEY_LEN + 1];
+	SessionLease *entry;
+	bool		found;
+
+	session_init();
+	if (!make_key(buf, req->key, req->keylen))
+		elog(ERROR, "invalid lease key length %d", req->keylen);
+
+	entry = hash_search(session_leases, buf, HASH_ENTER, &found);
+	if (!found)
+	{
+		entry->scope = FENCE_SCOPE_NONE;
+		entry->token = 0;
+		entry->subid = InvalidSubTransactionId;
+		entry->in_xact_list = false;
+	}
+
+	PG_TRY();
+	{
+		FenceLeaseAcquire(req, grant);
+	}
+	PG_CATCH();
+	{
+		if (!found)
+			(void) hash_search(session_leases, buf, HASH_REMOVE, NULL);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	if (grant->outcome != FENCE_ACQUIRE_GRANTED &&
+		grant->outcome != FENCE_ACQUIRE_EXTENDED)
+	{
+		if (!found)
+			(void) hash_search(session_leases, buf, HASH_REMOVE, NULL);
+		return;
+	}
+
+	/*
+	 * A new transaction lease belongs to the current subtransaction; an
+	 * extended one stays with the one that took it.
+	 */
+	if (req->scope == FENCE_SCOPE_XACT)
+	{
+		if (!entry->in_xact_list)
+		{
+			dlist_push_tail(&xact_leases, &entry->xact_node);
+			entry->in_xact_list = true;
+			entry->subid = GetCurrentSubTransactionId();
+		}
+		else if (grant->outcome == FENCE_ACQUIRE_GRANTED)
+			entry->subid = GetCurrentSubTransactionId();
+	}
+	else if (entry->in_xact_list)
+	{
+		dlist_delete(&entry->xact_node);
+		entry->in_xact_list = false;
+	}
+	set_token(entry, grant->token);
+	entry->scope = req->scope;
+}
+
+/* fence_release(): compare-and-delete; forget the token if it was ours. */
+bool
+FenceSessionRelease(const char *key, int keylen, FenceToken token)
+{
+	bool		released = FenceLeaseRelease(key, keylen, token);
+
+	if (released)
+	{
+		SessionLease *entry = find_lease(key, keylen);
+
+		if (entry && entry->token == token)
+			forget(entry);
+	}
+	return released;
+}
+
+/* fence_break(): like a release, by force. */
+bool
+FenceSessionBreak(const char *key, int keylen, FenceToken *token)
+{
+	bool		broken = FenceLeaseBreak(key, keylen, token);
+
+	if (broken)
+	{
+		SessionLease *entry = find_lease(key, keylen);
+
+		if (entry && entry->token == *token)
+			forget(entry);
+	}
+	return broken;
+}
+
+/* fence_use_token(): the token in effect for the rest of the transaction. */
+void
+FenceSessionUseToken(FenceToken token, const char *key, int keylen)
+{
+	SubTransactionId subid = GetCurrentSubTransactionId();
+	char		buf[FENCE_MAX_KEY_LEN + 1];
+	bool		has_key = (key != NULL);
+	TokenOverride *o;
+
+	session_init();
+	if (has_key && !make_key(buf, key, keylen))
+		elog(ERROR, "invalid lease key length %d", keylen);
+
+	/* Setting the same key again in the same subtransaction replaces. */
+	for (int i = 0; i < n_overrides; i++)
+	{
+		o = &overrides[i];
+		if (o->subid == subid && o->has_key == has_key &&
+			(!has_key || strcmp(o->key, buf) == 0))
+		{
+			o->token = token;
+			/* keep "latest set" order: move it to the end */
+			if (i != n_overrides - 1)
+			{
+				TokenOverride tmp = *o;
+
+				memmove(&overrides[i], &overrides[i + 1],
+						sizeof(TokenOverride) * (n_overrides - i - 1));
+				overrides[n_overrides - 1] = tmp;
+			}
+			return;
+		}
+	}
+
+	if (n_overrides == max_overrides)
+	{
+		int			newmax = Max(8, max_overrides * 2);
+
+		if (overrides == NULL)
+			overrides = MemoryContextAlloc(TopMemoryContext,
+										   sizeof(TokenOverride) * newmax);
+		else
+			overrides = repalloc(overrides, sizeof(TokenOverride) * newmax);
+		max_overrides = newmax;
+	}
+	o = &overrides[n_overrides];
+	o->has_key = has_key;
+	if (has_key)
+		strcpy(o->key, buf);
+	o->token = token;
+	o->subid = subid;
+	n_overrides++;
+}
+
+static void
+recompute_latest(void)
+{
+	HASH_SEQ_STATUS status;
+	SessionLease *entry;
+
+	latest_exists = false;
+	latest_token = 0;
+	if (session_leases != NULL)
+	{
+		hash_seq_init(&status, session_leases);
+		while ((entry = hash_seq_search(&status)) != NULL)
+		{
+			if (entry->scope != FENCE_SCOPE_NONE &&
+				(!latest_exists || entry->token > latest_token))
+			{
+				latest_exists = true;
+				latest_token = entry->token;
+			}
+		}
+	}
+	latest_known = true;
+}
+
+/*
+ * The token a fenced write by this session carries now, for a table
+ * guarded by lease_key (NULL: the trigger names no lease).  False if there
+ * is none.  Cheap: the trigger calls it for every row.
+ */
 bool
 FenceSessionTokenInEffect(const char *lease_key, int keylen, FenceToken *token)
 {
-	return false;
+	SessionLease *entry;
+
+	if (n_overrides > 0)
+	{
+		if (lease_key == NULL)
+		{
+			*token = overrides[n_overrides - 1].token;
+			return true;
+		}
+		for (int i = n_overrides - 1; i >= 0; i--)
+		{
+			if (overrides[i].has_key &&
+				strlen(overrides[i].key) == (size_t) keylen &&
+				memcmp(overrides[i].key, lease_key, keylen) == 0)
+			{
+				*token = overrides[i].token;
+				return true;
+			}
+		}
+		for (int i = n_overrides - 1; i >= 0; i--)
+		{
+			if (!overrides[i].has_key)
+			{
+				*token = overrides[i].token;
+				return true;
+			}
+		}
+	}
+
+	if (session_leases == NULL)
+		return false;
+
+	if (lease_key != NULL && (entry = find_lease(lease_key, keylen)) != NULL)
+	{
+		*token = entry->token;
+		return true;
+	}
+
+	if (!latest_known)
+		recompute_latest();
+	if (!latest_exists)
+		return false;
+	*token = latest_token;
+	return true;
+}
+
+/*
+ * Release this backend's transaction leases: all of them (subid invalid,
+ * at transaction end) or those of one aborted subtransaction.  Runs in
+ * transaction callbacks: must not ERROR.
+ */
+static void
+release_xact_leases(SubTransactionId subid)
+{
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &xact_leases)
+	{
+		SessionLease *entry = dlist_container(SessionLease, xact_node, iter.cur);
+
+		if (subid != InvalidSubTransactionId && entry->subid != subid)
+			continue;
+		(void) FenceLeaseRelease(entry->key, strlen(entry->key), entry->token);
+		forget(entry);
+	}
+}
+
+static void
+session_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_PREPARE:
+			if (!dlist_is_empty(&xact_leases))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that holds a transaction-scoped lease"),
+						 errdetail("A prepared transaction outlives its session's hold on the transaction, but a transaction lease ends with it."),
+						 errhint("Release the lease before PREPARE TRANSACTION, or use a detached lease (fence_try_lease with owner).")));
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			release_xact_leases(InvalidSubTransactionId);
+			n_overrides = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+session_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	dlist_iter	iter;
+	int			n;
+
+	switch (event)
+	{
+		case SUBXACT_EVENT_ABORT_SUB:
+			release_xact_leases(mySubid);
+			n = 0;
+			for (int i = 0; i < n_overrides; i++)
+				if (overrides[i].subid != mySubid)
+					overrides[n++] = overrides[i];
+			n_overrides = n;
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			dlist_foreach(iter, &xact_leases)
+			{
+				SessionLease *entry = dlist_container(SessionLease, xact_node, iter.cur);
+
+				if (entry->subid == mySubid)
+					entry->subid = parentSubid;
+			}
+			for (int i = 0; i < n_overrides; i++)
+				if (overrides[i].subid == mySubid)
+					overrides[i].subid = parentSubid;
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * Backend exit: leave any wait queue, and release the session and
+ * transaction leases this backend holds (those it still holds: a release
+ * with a superseded token changes nothing).  Detached leases stay.
+ */
+static void
+session_exit_callback(int code, Datum arg)
+{
+	HASH_SEQ_STATUS status;
+	SessionLease *entry;
+
+	FenceLeaseCancelWait();
+	if (session_leases == NULL)
+		return;
+
+	hash_seq_init(&status, session_leases);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		if (entry->scope == FENCE_SCOPE_SESSION || entry->scope == FENCE_SCOPE_XACT)
+			(void) FenceLeaseRelease(entry->key, strlen(entry->key), entry->token);
+	}
+	hash_destroy(session_leases);
+	session_leases = NULL;
+	dlist_init(&xact_leases);
+	latest_known = true;
+	latest_exists = false;
+	n_overrides = 0;
 }

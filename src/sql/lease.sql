@@ -1,2 +1,117 @@
 
--- Leases (src/lease_sql.c).
+-- Leases (src/lease_sql.c).  None of these functions is STRICT: a NULL key,
+-- TTL or token is an error, never a quiet NULL.  Every function that takes
+-- a key comes twice: with a text key, and with a bigint key, which names the
+-- same lease as its decimal text.
+
+-- Take the lease now, or NULL if another live holder has it.  With owner, a
+-- detached lease (not tied to this connection).
+CREATE FUNCTION @extschema@.fence_try_lease(key pg_catalog.text, ttl pg_catalog.interval, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_lease' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_try_lease(key pg_catalog.int8, ttl pg_catalog.interval, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_lease_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The same, ending with the transaction (or the savepoint it was taken in).
+CREATE FUNCTION @extschema@.fence_try_xact_lease(key pg_catalog.text, ttl pg_catalog.interval)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_xact_lease' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_try_xact_lease(key pg_catalog.int8, ttl pg_catalog.interval)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_xact_lease_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Wait until granted (first come, first served); timeout or lock_timeout
+-- passing raises SQLSTATE 55P03.
+CREATE FUNCTION @extschema@.fence_lease(key pg_catalog.text, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_lease' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_lease(key pg_catalog.int8, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_lease_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION @extschema@.fence_xact_lease(key pg_catalog.text, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_xact_lease' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_xact_lease(key pg_catalog.int8, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_xact_lease_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Compare-and-delete: frees the lease only if token is its current token.
+CREATE FUNCTION @extschema@.fence_release(key pg_catalog.text, token @extschema@.fence_token)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'fence_release' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_release(key pg_catalog.int8, token @extschema@.fence_token)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'fence_release_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- expires_at := now + ttl, only if token is current and live.
+CREATE FUNCTION @extschema@.fence_renew(key pg_catalog.text, token @extschema@.fence_token, ttl pg_catalog.interval)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'fence_renew' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_renew(key pg_catalog.int8, token @extschema@.fence_token, ttl pg_catalog.interval)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'fence_renew_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- held, expired, superseded or released.
+CREATE FUNCTION @extschema@.fence_lease_status(key pg_catalog.text, token @extschema@.fence_token)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'fence_lease_status' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_lease_status(key pg_catalog.int8, token @extschema@.fence_token)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'fence_lease_status_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- SQLSTATE LF002 unless held: the check right before an external side effect.
+CREATE FUNCTION @extschema@.fence_assert_current(key pg_catalog.text, token @extschema@.fence_token)
+	RETURNS pg_catalog.void
+	AS 'MODULE_PATHNAME', 'fence_assert_current' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_assert_current(key pg_catalog.int8, token @extschema@.fence_token)
+	RETURNS pg_catalog.void
+	AS 'MODULE_PATHNAME', 'fence_assert_current_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Admin: frees the lease whoever holds it; returns the token it ended.
+CREATE FUNCTION @extschema@.fence_break(key pg_catalog.text)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_break' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.fence_break(pg_catalog.text) FROM PUBLIC;
+CREATE FUNCTION @extschema@.fence_break(key pg_catalog.int8)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_break_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.fence_break(pg_catalog.int8) FROM PUBLIC;
+
+-- The token in effect (what the fence_enforce trigger uses) and how to set it
+-- for the rest of the transaction, e.g. behind a transaction pooler.
+-- With a lease key: the token for a trigger that names that lease.
+CREATE FUNCTION @extschema@.fence_current_token(lease pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_current_token' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_current_token(lease pg_catalog.int8)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_current_token_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_use_token(token @extschema@.fence_token, key pg_catalog.text DEFAULT NULL)
+	RETURNS pg_catalog.void
+	AS 'MODULE_PATHNAME', 'fence_use_token' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_use_token(token @extschema@.fence_token, key pg_catalog.int8)
+	RETURNS pg_catalog.void
+	AS 'MODULE_PATHNAME', 'fence_use_token_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Every held lease (live or expired) of the server.  The key and owner of a
+-- lease taken by another role show as NULL unless you are a superuser, a
+-- member of pg_read_all_stats, or a member of that role.
+CREATE FUNCTION @extschema@.fence_leases_all(
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT token @extschema@.fence_token,
+	OUT scope pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT granted_at pg_catalog.timestamptz,
+	OUT expires_at pg_catalog.timestamptz,
+	OUT live pg_catalog.bool,
+	OUT waiters pg_catalog.int4)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'fence_leases_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE VIEW @extschema@.fence_leases AS
+	SELECT * FROM @extschema@.fence_leases_all();
+GRANT SELECT ON @extschema@.fence_leases TO PUBLIC;
