@@ -1,0 +1,221 @@
+# FenceTAP: helpers shared by the TAP tests in test/t/*.pl.
+#
+# fence_node() makes a PostgreSQL::Test::Cluster node with fence preloaded;
+# the token helpers collect every token a client ever saw, so that a test can
+# check the token law over all of them: no token handed out twice, and every
+# token taken after an event above every token seen before it.
+package FenceTAP;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+our @EXPORT = qw(fence_node has_function bg_start bg_tokens bg_finish
+  tokens_in check_unique max_of min_of sql_state wait_until
+  backend_pid_of install_token_helpers);
+
+# A node with fence preloaded, started, CREATE EXTENSION fence done in the
+# "postgres" database.  Options: init => {...} passed to init(), conf =>
+# extra postgresql.conf text, preload => 0 to leave fence out of
+# shared_preload_libraries, start => 0 to leave it stopped.
+sub fence_node
+{
+	my ($name, %opt) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(%{ $opt{init} || {} });
+	my $conf = "lc_messages = 'C'\n";
+	$conf .= "shared_preload_libraries = 'fence'\n"
+	  unless defined $opt{preload} && !$opt{preload};
+	$conf .= $opt{conf} if defined $opt{conf};
+	$node->append_conf('postgresql.conf', $conf);
+	return $node if defined $opt{start} && !$opt{start};
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION fence');
+	return $node;
+}
+
+# Does the installed fence have this function (by name)?  Used only to run
+# the parts of a test whose code has landed.
+sub has_function
+{
+	my ($node, $fn) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_proc WHERE proname = '$fn'") > 0;
+}
+
+# Helper functions for the crash and failover tests, in database $db:
+#   take_counter_token()      a durable token straight from the counter
+#   take_lease_token(key)     a token from a grant of a fresh session lease,
+#                             released at once (when leases exist)
+#   take_loop(n, every_commit, every_rollback)
+#                             a procedure taking n tokens (both kinds), 1 ms
+#                             apart, committing or rolling back every so many
+# Both RAISE NOTICE 'TOK=<n>' right after the token is returned to them, so
+# a client sees each token the moment it is handed out, even if the server
+# dies before the statement ends.
+sub install_token_helpers
+{
+	my ($node, $db) = @_;
+	$node->safe_psql($db, q{
+CREATE OR REPLACE FUNCTION take_counter_token() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE t bigint;
+BEGIN
+	t := fence_advance_tokens(0)::text::bigint;
+	RAISE NOTICE 'TOK=%', t;
+	RETURN t;
+END $$;
+});
+	if (has_function($node, 'fence_try_lease'))
+	{
+		$node->safe_psql($db, q{
+CREATE OR REPLACE FUNCTION take_lease_token(k text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE t fence_token;
+BEGIN
+	t := fence_try_lease(k, '1 min');
+	IF t IS NULL THEN
+		RAISE EXCEPTION 'lease % refused', k;
+	END IF;
+	RAISE NOTICE 'TOK=%', t;
+	PERFORM fence_release(k, t);
+	RETURN t::text::bigint;
+END $$;
+});
+	}
+	my $take = has_function($node, 'fence_try_lease')
+	  ? q{PERFORM take_counter_token();
+		PERFORM take_lease_token('loop-' || pg_backend_pid() || '-' || i);}
+	  : q{PERFORM take_counter_token();};
+	$node->safe_psql($db, qq{
+CREATE OR REPLACE PROCEDURE take_loop(n int, every_commit int, every_rollback int)
+LANGUAGE plpgsql AS \$\$
+BEGIN
+	FOR i IN 1..n LOOP
+		$take
+		IF every_commit > 0 AND i % every_commit = 0 THEN
+			COMMIT;
+		END IF;
+		IF every_rollback > 0 AND i % every_rollback = 0 THEN
+			ROLLBACK;
+		END IF;
+		PERFORM pg_sleep(0.001);
+	END LOOP;
+END \$\$;
+});
+	return;
+}
+
+# Start psql in the background on a script.  Its stdout and stderr are kept
+# (notices go to stderr).  Returns a handle for bg_tokens / bg_finish.
+sub bg_start
+{
+	my ($node, $db, $script, %opt) = @_;
+	my $h = { out => '', err => '', in => $script };
+	local %ENV = %ENV;
+	$ENV{PGAPPNAME} = $opt{appname} if defined $opt{appname};
+	$h->{run} = IPC::Run::start(
+		[
+			'psql', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=0',
+			'-d', $node->connstr($db), '-f', '-'
+		],
+		'<', \$h->{in},
+		'>', \$h->{out},
+		'2>', \$h->{err},
+		IPC::Run::timeout($opt{timeout} // $PostgreSQL::Test::Utils::timeout_default));
+	return $h;
+}
+
+# Tokens this background psql has reported so far.
+sub bg_tokens
+{
+	my ($h) = @_;
+	eval { $h->{run}->pump_nb; };
+	my @t = tokens_in($h->{out} . $h->{err});
+	return @t;
+}
+
+# Wait for the background psql to end (it ends by itself when its server
+# connection is lost); returns its tokens.
+sub bg_finish
+{
+	my ($h) = @_;
+	eval { $h->{run}->finish; };
+	if ($@)
+	{
+		eval { $h->{run}->kill_kill; };
+	}
+	return tokens_in($h->{out} . $h->{err});
+}
+
+sub tokens_in
+{
+	my ($text) = @_;
+	my @t = ($text =~ /TOK=(\d+)/g);
+	return @t;
+}
+
+# The tokens that appear more than once in the list.
+sub check_unique
+{
+	my %seen;
+	my @dups;
+	for my $t (@_)
+	{
+		push @dups, $t if $seen{$t}++ == 1;
+	}
+	return @dups;
+}
+
+sub max_of
+{
+	my $m;
+	for (@_) { $m = $_ if !defined $m || $_ > $m; }
+	return $m;
+}
+
+sub min_of
+{
+	my $m;
+	for (@_) { $m = $_ if !defined $m || $_ < $m; }
+	return $m;
+}
+
+# Run SQL that should fail; return its SQLSTATE ('' on success) and stderr.
+sub sql_state
+{
+	my ($node, $db, $sql, %opt) = @_;
+	my ($ret, $out, $err) = $node->psql(
+		$db,
+		"\\set VERBOSITY verbose\n$sql",
+		extra_params => $opt{extra_params} // []);
+	my ($state) = $err =~ /ERROR:\s+([0-9A-Z]{5}):/;
+	return wantarray ? ($state // '', $err, $out) : ($state // '');
+}
+
+# Poll a Perl condition every 50 ms until true or $secs pass.
+sub wait_until
+{
+	my ($secs, $cond) = @_;
+	my $deadline = time + $secs;
+	while (time < $deadline)
+	{
+		return 1 if $cond->();
+		usleep(50_000);
+	}
+	return $cond->();
+}
+
+sub backend_pid_of
+{
+	my ($node, $appname) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE application_name = '$appname' ORDER BY backend_start LIMIT 1"
+	);
+}
+
+1;
