@@ -2,17 +2,1292 @@
  *
  * enforce.c
  *		The fence_enforce() trigger: rejects writes that carry a stale
- *		fencing token, and re-checks strict leases at COMMIT.
+ *		fencing token, and re-checks strict leases at COMMIT.  Also
+ *		fence_protect() and fence_unprotect(), which create and drop the
+ *		trigger for you.
  *
- *		(Stub: being written.)
+ * The trigger is the guarantee half of fence: a worker that paused past its
+ * lease still has its old token in effect, and the storage rejects it.  Per
+ * row (SPEC section 4):
+ *
+ *	T, the write's token: for UPDATE, the new value of the fence column if
+ *	the statement set it (tg_updatedcols), else the token in effect; for
+ *	INSERT, the token in effect, else the value given; for DELETE, the token
+ *	in effect.  UPDATE and DELETE with T below the row's stored fence are
+ *	stale: LF001, or the row is left out with on_stale=skip.  Otherwise the
+ *	row is stamped with T.  No token: allowed unless require_token (LF003).
+ *	strict: T must also be the current live token of the trigger's lease
+ *	(LF002), and the transaction re-checks those leases at COMMIT.
+ *
+ * It runs for every row of every write to a protected table, so the
+ * per-row path does no catalog lookups and no SPI: what the trigger
+ * arguments say (column number and type, options, the parsed lease name) is
+ * worked out once per trigger and kept in a cache keyed by the trigger's
+ * OID, which a relcache invalidation of the table marks stale.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/sysattr.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaddress.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/bitmapset.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
 #include "fence.h"
 
+/* What kind of column holds the fence. */
+typedef enum FenceColType
+{
+	FENCE_COL_TOKEN,			/* fence_token */
+	FENCE_COL_INT8,				/* bigint */
+	FENCE_COL_INT4				/* integer */
+} FenceColType;
+
+/* One piece of a lease name: literal text, or a {column} of the row. */
+typedef enum LeasePartKind
+{
+	LEASE_PART_LITERAL,
+	LEASE_PART_INT2,			/* smallint column: formatted without fmgr */
+	LEASE_PART_INT4,			/* integer column: likewise */
+	LEASE_PART_INT8,			/* bigint column: likewise */
+	LEASE_PART_TEXT,			/* text or varchar column: its bytes */
+	LEASE_PART_OTHER			/* any other type: its output function */
+} LeasePartKind;
+
+typedef struct LeasePart
+{
+	LeasePartKind kind;
+	const char *text;			/* literal text, or the column's name */
+	int			len;			/* length of a literal */
+	AttrNumber	attnum;			/* a placeholder's column */
+	FmgrInfo	outfunc;		/* LEASE_PART_OTHER: output function */
+} LeasePart;
+
+/* What a fence_enforce trigger's arguments say, checked against its table. */
+typedef struct EnforceConfig
+{
+	const char *colname;		/* the fence column */
+	AttrNumber	attnum;
+	FenceColType coltype;
+	bool		skip;			/* on_stale=skip (else error) */
+	bool		strict;
+	bool		require_token;
+	const char *lease;			/* lease name as written, or NULL */
+	int			nparts;			/* lease name pieces */
+	LeasePart  *parts;
+	bool		lease_has_columns;	/* any {column} placeholders? */
+	const char *static_key;		/* lease name without placeholders */
+	int			static_keylen;
+} EnforceConfig;
+
+/* The cache entry of one trigger (one per partition for a partitioned table). */
+typedef struct EnforceTrigger
+{
+	Oid			tgoid;			/* hash key: pg_trigger OID */
+	bool		valid;			/* false after a relcache invalidation */
+	Oid			relid;
+	MemoryContext cxt;			/* everything below lives here */
+	EnforceConfig cfg;
+	int			natts;			/* tuple width the arrays below fit */
+	Datum	   *values;			/* scratch space for stamping a row */
+	bool	   *isnull;
+} EnforceTrigger;
+
+/* Where the write's token came from (for messages). */
+typedef enum TokenSource
+{
+	TOKEN_NONE,
+	TOKEN_FROM_COLUMN,			/* UPDATE set the fence column */
+	TOKEN_IN_EFFECT,			/* the session's token in effect */
+	TOKEN_GIVEN,				/* INSERT gave the fence column a value */
+	TOKEN_FROM_MOVE				/* the UPDATE half of a partition move */
+} TokenSource;
+
+/*
+ * A (lease, token) pair a strict write was accepted under, to re-check at
+ * COMMIT.  The key is fixed-size and zero-padded so that it hashes as bytes.
+ */
+typedef struct StrictKey
+{
+	FenceToken	token;
+	int			keylen;
+	char		key[FENCE_MAX_KEY_LEN];
+} StrictKey;
+
+typedef struct StrictWrite
+{
+	StrictKey	k;				/* hash key */
+	SubTransactionId subid;		/* oldest open subtransaction that wrote */
+	Oid			relid;			/* a table written under it, for messages */
+} StrictWrite;
+
+/* The trigger name fence_protect() uses: sorts after other BEFORE triggers. */
+#define FENCE_TRIGGER_NAME "zz_fence_enforce"
+
+/* Per-trigger cache, in TopMemoryContext; entries are never removed. */
+static HTAB *enforce_cache = NULL;
+static MemoryContext enforce_cache_cxt = NULL;
+
+/* Strict writes of the current transaction (in TopTransactionContext). */
+static HTAB *strict_writes = NULL;
+static SubTransactionId strict_max_subid = InvalidSubTransactionId;
+/* The last pair recorded, so that a bulk write records it only once. */
+static bool strict_last_valid = false;
+static StrictKey strict_last;
+
+/*
+ * An UPDATE that moves a row to another partition runs as a DELETE from the
+ * old partition (firing its BEFORE DELETE triggers) and an INSERT into the
+ * new one.  The DELETE half must carry the token the UPDATE half carried
+ * even when that came from the statement's SET, not from the session.
+ */
+static struct
+{
+	bool		valid;
+	Oid			relid;
+	ItemPointerData tid;
+	FenceToken	token;
+}			move_memo;
+
+static void enforce_relcache_callback(Datum arg, Oid relid);
+static void enforce_xact_callback(XactEvent event, void *arg);
+static void enforce_subxact_callback(SubXactEvent event,
+									 SubTransactionId mySubid,
+									 SubTransactionId parentSubid,
+									 void *arg);
+
+/*
+ * Called from _PG_init in every process that loads the library (preloaded
+ * or not): the callbacks are per process.
+ */
 void
 FenceEnforceInit(void)
 {
+	CacheRegisterRelcacheCallback(enforce_relcache_callback, (Datum) 0);
+	RegisterXactCallback(enforce_xact_callback, NULL);
+	RegisterSubXactCallback(enforce_subxact_callback, NULL);
+}
+
+/*
+ * A table's definition or triggers changed: its triggers must be parsed
+ * again.  Only marks entries; their memory is freed when one is rebuilt,
+ * so a trigger call in progress never loses what it is reading.
+ */
+static void
+enforce_relcache_callback(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	EnforceTrigger *et;
+
+	if (enforce_cache == NULL)
+		return;
+	hash_seq_init(&status, enforce_cache);
+	while ((et = hash_seq_search(&status)) != NULL)
+	{
+		if (relid == InvalidOid || et->relid == relid)
+			et->valid = false;
+	}
+}
+
+/* ----------------------------------------------------------------
+ * Parsing and checking the trigger's arguments
+ * ----------------------------------------------------------------
+ */
+
+/* The user column called "name" (exact spelling), or InvalidAttrNumber. */
+static AttrNumber
+find_column(TupleDesc tupdesc, const char *name)
+{
+	for (int i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(tupdesc, i);
+
+		if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
+			return attr->attnum;
+	}
+	return InvalidAttrNumber;
+}
+
+/* Parse "strict" or "strict=<bool>"; value is NULL for the bare form. */
+static bool
+option_bool(Relation rel, const char *name, const char *value)
+{
+	bool		result;
+
+	if (value == NULL)
+		return true;
+	if (!parse_bool(value, &result))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for fence_enforce option \"%s\" on table \"%s\": \"%s\"",
+						name, RelationGetRelationName(rel), value),
+				 errhint("Write \"%s\" alone, or \"%s=true\" or \"%s=false\".",
+						 name, name, name)));
+	return result;
+}
+
+/*
+ * Split a lease name into literal pieces and {column} placeholders and
+ * check every placeholder against the table.  "{{" and "}}" stand for
+ * literal braces.
+ */
+static void
+parse_lease_name(Relation rel, EnforceConfig *cfg)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	const char *relname = RelationGetRelationName(rel);
+	const char *p = cfg->lease;
+	int			maxparts = 1;
+	int			literal_bytes = 0;
+	StringInfoData lit;
+
+	for (const char *q = p; *q; q++)
+		if (*q == '{')
+			maxparts += 2;
+	cfg->parts = palloc0(sizeof(LeasePart) * maxparts);
+	cfg->nparts = 0;
+	cfg->lease_has_columns = false;
+	initStringInfo(&lit);
+
+	while (true)
+	{
+		if (*p == '{' && p[1] == '{')
+		{
+			appendStringInfoChar(&lit, '{');
+			p += 2;
+			continue;
+		}
+		if (*p == '}' && p[1] == '}')
+		{
+			appendStringInfoChar(&lit, '}');
+			p += 2;
+			continue;
+		}
+		if (*p == '}')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid lease name for table \"%s\": \"%s\"",
+							relname, cfg->lease),
+					 errdetail("A \"}\" without a matching \"{\"."),
+					 errhint("Write \"}}\" for a literal brace.")));
+		if (*p != '{' && *p != '\0')
+		{
+			appendStringInfoChar(&lit, *p++);
+			continue;
+		}
+
+		/* End of a literal piece. */
+		if (lit.len > 0)
+		{
+			LeasePart  *part = &cfg->parts[cfg->nparts++];
+
+			part->kind = LEASE_PART_LITERAL;
+			part->text = pstrdup(lit.data);
+			part->len = lit.len;
+			literal_bytes += lit.len;
+			resetStringInfo(&lit);
+		}
+		if (*p == '\0')
+			break;
+
+		/* A placeholder: {column} */
+		{
+			const char *start = ++p;
+			const char *end = strchr(start, '}');
+			char	   *colname;
+			AttrNumber	attnum;
+			Form_pg_attribute attr;
+			LeasePart  *part;
+
+			if (end == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("invalid lease name for table \"%s\": \"%s\"",
+								relname, cfg->lease),
+						 errdetail("A \"{\" without a matching \"}\"."),
+						 errhint("Placeholders are written {column}; write \"{{\" for a literal brace.")));
+			colname = pnstrdup(start, end - start);
+			if (colname[0] == '\0')
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("invalid lease name for table \"%s\": \"%s\"",
+								relname, cfg->lease),
+						 errdetail("The placeholder \"{}\" names no column.")));
+			attnum = find_column(tupdesc, colname);
+			if (attnum == InvalidAttrNumber)
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_COLUMN),
+						 errmsg("column \"%s\" named in lease name \"%s\" does not exist in table \"%s\"",
+								colname, cfg->lease, relname)));
+			if (attnum == cfg->attnum)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("lease name \"%s\" for table \"%s\" cannot use the fence column \"%s\"",
+								cfg->lease, relname, colname),
+						 errdetail("The trigger sets the fence column; the lease name must come from other columns.")));
+			attr = TupleDescAttr(tupdesc, attnum - 1);
+			part = &cfg->parts[cfg->nparts++];
+			part->text = colname;
+			part->attnum = attnum;
+			switch (attr->atttypid)
+			{
+				case INT2OID:
+					part->kind = LEASE_PART_INT2;
+					break;
+				case INT4OID:
+					part->kind = LEASE_PART_INT4;
+					break;
+				case INT8OID:
+					part->kind = LEASE_PART_INT8;
+					break;
+				case TEXTOID:
+				case VARCHAROID:
+					part->kind = LEASE_PART_TEXT;
+					break;
+				default:
+					{
+						Oid			outfunc;
+						bool		isvarlena;
+
+						part->kind = LEASE_PART_OTHER;
+						getTypeOutputInfo(attr->atttypid, &outfunc, &isvarlena);
+						fmgr_info_cxt(outfunc, &part->outfunc, CurrentMemoryContext);
+					}
+					break;
+			}
+			cfg->lease_has_columns = true;
+			p = end + 1;
+		}
+	}
+
+	if (literal_bytes > FENCE_MAX_KEY_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease name for table \"%s\" is longer than %d bytes: \"%s\"",
+						relname, FENCE_MAX_KEY_LEN, cfg->lease)));
+	if (!cfg->lease_has_columns)
+	{
+		if (literal_bytes == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lease name for table \"%s\" is empty", relname),
+					 errhint("Lease names are 1 to %d bytes.", FENCE_MAX_KEY_LEN)));
+		cfg->static_key = cfg->nparts > 0 ? cfg->parts[0].text : "";
+		cfg->static_keylen = literal_bytes;
+	}
+}
+
+/*
+ * Check a fence_enforce trigger's arguments against its table and fill in
+ * *cfg (allocated in the current memory context).  args[0] is the fence
+ * column (default "fence"), the rest are options.  Every error names the
+ * table, and the column where there is one.  fence_protect() calls this
+ * before it creates the trigger, so that a bad call fails up front.
+ */
+static void
+parse_trigger_args(Relation rel, int nargs, char **args, EnforceConfig *cfg)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	const char *relname = RelationGetRelationName(rel);
+	Form_pg_attribute attr;
+	Oid			token_type;
+	bool		seen_on_stale = false;
+	bool		seen_strict = false;
+	bool		seen_require = false;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->colname = pstrdup(nargs > 0 ? args[0] : "fence");
+
+	/* The column: present, of a fence type, stored (not generated). */
+	cfg->attnum = find_column(tupdesc, cfg->colname);
+	if (cfg->attnum == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("fence column \"%s\" does not exist in table \"%s\"",
+						cfg->colname, relname),
+				 errhint("The first argument of fence_enforce() names the fence column; it defaults to \"fence\".")));
+	attr = TupleDescAttr(tupdesc, cfg->attnum - 1);
+	token_type = FenceTokenTypeOid();
+	if (OidIsValid(token_type) && attr->atttypid == token_type)
+		cfg->coltype = FENCE_COL_TOKEN;
+	else if (attr->atttypid == INT8OID)
+		cfg->coltype = FENCE_COL_INT8;
+	else if (attr->atttypid == INT4OID)
+		cfg->coltype = FENCE_COL_INT4;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("fence column \"%s\" of table \"%s\" has type %s",
+						cfg->colname, relname, format_type_be(attr->atttypid)),
+				 errdetail("A fence column must be of type fence_token, bigint or integer.")));
+	if (attr->attgenerated != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 errmsg("fence column \"%s\" of table \"%s\" cannot be a generated column",
+						cfg->colname, relname),
+				 errdetail("The trigger stamps the fence column with the write's token.")));
+
+	/* Options: on_stale=error|skip, lease=NAME, strict, require_token. */
+	for (int i = 1; i < nargs; i++)
+	{
+		char	   *opt = pstrdup(args[i]);
+		char	   *value = strchr(opt, '=');
+
+		if (value != NULL)
+			*value++ = '\0';
+
+		if (strcmp(opt, "on_stale") == 0 && !seen_on_stale)
+		{
+			seen_on_stale = true;
+			if (value != NULL && pg_strcasecmp(value, "error") == 0)
+				cfg->skip = false;
+			else if (value != NULL && pg_strcasecmp(value, "skip") == 0)
+				cfg->skip = true;
+			else
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("invalid value for fence_enforce option \"on_stale\" on table \"%s\": \"%s\"",
+								relname, value ? value : ""),
+						 errhint("Use on_stale=error or on_stale=skip.")));
+		}
+		else if (strcmp(opt, "lease") == 0 && cfg->lease == NULL)
+		{
+			if (value == NULL)
+				value = "";
+			cfg->lease = value;
+			parse_lease_name(rel, cfg);
+		}
+		else if (strcmp(opt, "strict") == 0 && !seen_strict)
+		{
+			seen_strict = true;
+			cfg->strict = option_bool(rel, opt, value);
+		}
+		else if (strcmp(opt, "require_token") == 0 && !seen_require)
+		{
+			seen_require = true;
+			cfg->require_token = option_bool(rel, opt, value);
+		}
+		else if (strcmp(opt, "on_stale") == 0 || strcmp(opt, "lease") == 0 ||
+				 strcmp(opt, "strict") == 0 || strcmp(opt, "require_token") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("fence_enforce option \"%s\" is given more than once for table \"%s\"",
+							opt, relname)));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown fence_enforce option \"%s\" for table \"%s\"",
+							args[i], relname),
+					 errhint("The arguments are the fence column, then any of on_stale=error, on_stale=skip, lease=NAME, strict, require_token.")));
+	}
+
+	if (cfg->strict && cfg->lease == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fence_enforce option \"strict\" on table \"%s\" needs a lease",
+						relname),
+				 errhint("Name the lease whose current token writes must carry, e.g. lease=lock:%s.",
+						 relname)));
+}
+
+/* The cache entry of the trigger being fired, (re)built if needed. */
+static EnforceTrigger *
+get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
+{
+	Trigger    *trigger = trigdata->tg_trigger;
+	Relation	rel = trigdata->tg_relation;
+	EnforceTrigger *et = (EnforceTrigger *) fcinfo->flinfo->fn_extra;
+	bool		found;
+	MemoryContext oldcxt;
+
+	/* Fast path: this call site saw the same, still valid, entry before. */
+	if (likely(et != NULL && et->valid && et->tgoid == trigger->tgoid &&
+			   et->natts == RelationGetDescr(rel)->natts))
+		return et;
+
+	if (enforce_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		enforce_cache_cxt = AllocSetContextCreate(TopMemoryContext,
+												  "fence trigger cache",
+												  ALLOCSET_DEFAULT_SIZES);
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(EnforceTrigger);
+		ctl.hcxt = enforce_cache_cxt;
+		enforce_cache = hash_create("fence trigger cache", 64, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+
+	et = hash_search(enforce_cache, &trigger->tgoid, HASH_ENTER, &found);
+	if (!found)
+	{
+		et->valid = false;
+		et->cxt = NULL;
+	}
+	if (!et->valid || et->natts != RelationGetDescr(rel)->natts)
+	{
+		/*
+		 * Parse into a fresh context under the current (short-lived) one, so
+		 * that a failed parse leaves nothing behind; keep it once it worked.
+		 */
+		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+												  "fence trigger",
+												  ALLOCSET_SMALL_SIZES);
+		EnforceConfig cfg;
+
+		oldcxt = MemoryContextSwitchTo(cxt);
+		parse_trigger_args(rel, trigger->tgnargs, trigger->tgargs, &cfg);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextSetParent(cxt, enforce_cache_cxt);
+
+		if (et->cxt != NULL)
+			MemoryContextDelete(et->cxt);
+		et->cxt = cxt;
+		et->cfg = cfg;
+		et->relid = RelationGetRelid(rel);
+		et->natts = RelationGetDescr(rel)->natts;
+		et->values = MemoryContextAlloc(cxt, sizeof(Datum) * Max(et->natts, 1));
+		et->isnull = MemoryContextAlloc(cxt, sizeof(bool) * Max(et->natts, 1));
+		et->valid = true;
+	}
+	fcinfo->flinfo->fn_extra = et;
+	return et;
+}
+
+/* ----------------------------------------------------------------
+ * The per-row rule
+ * ----------------------------------------------------------------
+ */
+
+/* A fence column value as a token; negative values are an error. */
+static FenceToken
+datum_to_token(EnforceTrigger *et, Relation rel, Datum value, bool stored)
+{
+	int64		v;
+
+	if (et->cfg.coltype == FENCE_COL_INT4)
+		v = DatumGetInt32(value);
+	else
+		v = DatumGetInt64(value);
+	if (unlikely(v < 0))
+	{
+		if (stored)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("row of table \"%s\" has a negative fence in column \"%s\": " INT64_FORMAT,
+							RelationGetRelationName(rel), et->cfg.colname, v),
+					 errdetail("Fences are 0 or greater, so this row cannot be compared with a fencing token."),
+					 errhint("Repair the row with the trigger disabled (ALTER TABLE ... DISABLE TRIGGER), and add CHECK (%s >= 0).",
+							 et->cfg.colname)));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("fencing token cannot be negative: " INT64_FORMAT, v),
+					 errdetail("The write sets fence column \"%s\" of table \"%s\" to a negative value.",
+							   et->cfg.colname, RelationGetRelationName(rel))));
+	}
+	return (FenceToken) v;
+}
+
+/* A token as a value of the fence column; too big for integer is an error. */
+static Datum
+token_to_datum(EnforceTrigger *et, Relation rel, FenceToken token)
+{
+	if (et->cfg.coltype == FENCE_COL_INT4)
+	{
+		if (unlikely(token > PG_INT32_MAX))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("fencing token " INT64_FORMAT " does not fit in integer fence column \"%s\" of table \"%s\"",
+							token, et->cfg.colname, RelationGetRelationName(rel)),
+					 errhint("Make the fence column bigint or fence_token.")));
+		return Int32GetDatum((int32) token);
+	}
+	return Int64GetDatum(token);
+}
+
+/* Append to the lease key being built, failing when it outgrows the limit. */
+static inline void
+key_append(char *buf, int *len, const char *s, int n, Relation rel)
+{
+	if (unlikely(*len + n > FENCE_MAX_KEY_LEN))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease name for a row of table \"%s\" is longer than %d bytes",
+						RelationGetRelationName(rel), FENCE_MAX_KEY_LEN),
+				 errdetail("It starts \"%.*s\".", *len, buf)));
+	memcpy(buf + *len, s, n);
+	*len += n;
+}
+
+/*
+ * The trigger's lease name for this row: the static name, or the template
+ * filled from the row.  buf has room for FENCE_MAX_KEY_LEN bytes.
+ */
+static const char *
+lease_key_for_row(EnforceTrigger *et, Relation rel, HeapTuple row,
+				  char *buf, int *keylen)
+{
+	EnforceConfig *cfg = &et->cfg;
+	int			len = 0;
+
+	if (!cfg->lease_has_columns)
+	{
+		*keylen = cfg->static_keylen;
+		return cfg->static_key;
+	}
+
+	for (int i = 0; i < cfg->nparts; i++)
+	{
+		LeasePart  *part = &cfg->parts[i];
+		Datum		value;
+		bool		isnull;
+		char		num[MAXINT8LEN + 1];
+
+		if (part->kind == LEASE_PART_LITERAL)
+		{
+			key_append(buf, &len, part->text, part->len, rel);
+			continue;
+		}
+		value = heap_getattr(row, part->attnum, RelationGetDescr(rel), &isnull);
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("column \"%s\" of a row of table \"%s\" is null, so the row has no lease name",
+							part->text, RelationGetRelationName(rel)),
+					 errdetail("The fence trigger's lease name is \"%s\".", cfg->lease)));
+		switch (part->kind)
+		{
+			case LEASE_PART_INT2:
+				pg_itoa(DatumGetInt16(value), num);
+				key_append(buf, &len, num, strlen(num), rel);
+				break;
+			case LEASE_PART_INT4:
+				pg_ltoa(DatumGetInt32(value), num);
+				key_append(buf, &len, num, strlen(num), rel);
+				break;
+			case LEASE_PART_INT8:
+				pg_lltoa(DatumGetInt64(value), num);
+				key_append(buf, &len, num, strlen(num), rel);
+				break;
+			case LEASE_PART_TEXT:
+				{
+					text	   *t = DatumGetTextPP(value);
+
+					key_append(buf, &len, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), rel);
+				}
+				break;
+			case LEASE_PART_OTHER:
+				{
+					char	   *s = OutputFunctionCall(&part->outfunc, value);
+
+					key_append(buf, &len, s, strlen(s), rel);
+				}
+				break;
+			case LEASE_PART_LITERAL:
+				break;
+		}
+	}
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease name for a row of table \"%s\" is empty",
+						RelationGetRelationName(rel)),
+				 errdetail("The fence trigger's lease name is \"%s\".", cfg->lease)));
+	*keylen = len;
+	return buf;
+}
+
+/* How the write's token came to be, for error details. */
+static const char *
+token_source_text(TokenSource source)
+{
+	switch (source)
+	{
+		case TOKEN_FROM_COLUMN:
+			return "the value the statement set in the fence column";
+		case TOKEN_IN_EFFECT:
+			return "the token in effect for this session";
+		case TOKEN_GIVEN:
+			return "the value given for the fence column";
+		case TOKEN_FROM_MOVE:
+			return "the token of the UPDATE that moves the row to another partition";
+		case TOKEN_NONE:
+			break;
+	}
+	return "none";
+}
+
+/* Remember a strict write's (lease, token), to re-check it at COMMIT. */
+static void
+record_strict_write(const char *key, int keylen, FenceToken token, Oid relid)
+{
+	StrictKey	k;
+	StrictWrite *w;
+	bool		found;
+	SubTransactionId subid = GetCurrentSubTransactionId();
+
+	if (strict_last_valid && strict_last.token == token &&
+		strict_last.keylen == keylen && memcmp(strict_last.key, key, keylen) == 0)
+		return;
+
+	if (strict_writes == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(StrictKey);
+		ctl.entrysize = sizeof(StrictWrite);
+		ctl.hcxt = TopTransactionContext;
+		strict_writes = hash_create("fence strict writes", 16, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		strict_max_subid = InvalidSubTransactionId;
+	}
+
+	memset(&k, 0, sizeof(k));
+	k.token = token;
+	k.keylen = keylen;
+	memcpy(k.key, key, keylen);
+	w = hash_search(strict_writes, &k, HASH_ENTER, &found);
+	if (!found || subid < w->subid)
+	{
+		w->subid = subid;
+		w->relid = relid;
+	}
+	if (subid > strict_max_subid)
+		strict_max_subid = subid;
+	strict_last = k;
+	strict_last_valid = true;
+}
+
+/* Forget this transaction's strict writes (their memory goes with it). */
+static void
+forget_strict_writes(void)
+{
+	strict_writes = NULL;
+	strict_max_subid = InvalidSubTransactionId;
+	strict_last_valid = false;
+}
+
+PG_FUNCTION_INFO_V1(fence_enforce);
+
+/*
+ * fence_enforce(): BEFORE INSERT OR UPDATE OR DELETE ... FOR EACH ROW.
+ */
+Datum
+fence_enforce(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata;
+	TriggerEvent event;
+	Relation	rel;
+	EnforceTrigger *et;
+	EnforceConfig *cfg;
+	HeapTuple	oldrow = NULL;	/* the stored row: UPDATE, DELETE */
+	HeapTuple	newrow = NULL;	/* the row to write: INSERT, UPDATE */
+	HeapTuple	keyrow;			/* the row the lease name is filled from */
+	bool		is_insert,
+				is_update;
+	FenceToken	token = 0;
+	TokenSource source = TOKEN_NONE;
+	bool		column_set = false; /* UPDATE SET the fence column */
+	Datum		value;
+	bool		isnull;
+	const char *key = NULL;
+	int			keylen = 0;
+	char		keybuf[FENCE_MAX_KEY_LEN];
+
+	/* How were we called? */
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fence_enforce() must be called as a trigger")));
+	trigdata = (TriggerData *) fcinfo->context;
+	event = trigdata->tg_event;
+	rel = trigdata->tg_relation;
+	if (unlikely(!TRIGGER_FIRED_BEFORE(event) || !TRIGGER_FIRED_FOR_ROW(event) ||
+				 TRIGGER_FIRED_BY_TRUNCATE(event)))
+	{
+		Trigger    *trigger = trigdata->tg_trigger;
+
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("fence_enforce trigger \"%s\" on table \"%s\" (fence column \"%s\") must be BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW",
+						trigger->tgname, RelationGetRelationName(rel),
+						trigger->tgnargs > 0 ? trigger->tgargs[0] : "fence"),
+				 errdetail("It fired %s %s%s.",
+						   TRIGGER_FIRED_BEFORE(event) ? "BEFORE" :
+						   TRIGGER_FIRED_AFTER(event) ? "AFTER" : "INSTEAD OF",
+						   TRIGGER_FIRED_BY_TRUNCATE(event) ? "TRUNCATE" :
+						   TRIGGER_FIRED_BY_INSERT(event) ? "INSERT" :
+						   TRIGGER_FIRED_BY_UPDATE(event) ? "UPDATE" : "DELETE",
+						   TRIGGER_FIRED_FOR_ROW(event) ? " FOR EACH ROW" : " FOR EACH STATEMENT"),
+				 errhint("Drop it and call fence_protect('%s'), which creates the trigger as it must be.",
+						 RelationGetRelationName(rel))));
+	}
+
+	et = get_trigger_entry(fcinfo, trigdata);
+	cfg = &et->cfg;
+
+	is_insert = TRIGGER_FIRED_BY_INSERT(event);
+	is_update = TRIGGER_FIRED_BY_UPDATE(event);
+	if (is_insert)
+		newrow = keyrow = trigdata->tg_trigtuple;
+	else if (is_update)
+	{
+		oldrow = trigdata->tg_trigtuple;
+		newrow = keyrow = trigdata->tg_newtuple;
+	}
+	else
+		oldrow = keyrow = trigdata->tg_trigtuple;
+
+	/* The write's token T. */
+	if (is_update &&
+		bms_is_member(cfg->attnum - FirstLowInvalidHeapAttributeNumber,
+					  trigdata->tg_updatedcols))
+	{
+		column_set = true;
+		value = heap_getattr(newrow, cfg->attnum, RelationGetDescr(rel), &isnull);
+		if (!isnull)
+		{
+			token = datum_to_token(et, rel, value, false);
+			source = TOKEN_FROM_COLUMN;
+		}
+	}
+	if (source == TOKEN_NONE)
+	{
+		if (cfg->lease != NULL)
+			key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
+		if (FenceSessionTokenInEffect(key, keylen, &token))
+			source = TOKEN_IN_EFFECT;
+	}
+	if (source == TOKEN_NONE && is_insert)
+	{
+		value = heap_getattr(newrow, cfg->attnum, RelationGetDescr(rel), &isnull);
+		if (!isnull)
+		{
+			token = datum_to_token(et, rel, value, false);
+			source = TOKEN_GIVEN;
+		}
+	}
+	if (source == TOKEN_NONE && !is_insert && !is_update && move_memo.valid &&
+		move_memo.relid == RelationGetRelid(rel) &&
+		ItemPointerEquals(&move_memo.tid, &oldrow->t_self))
+	{
+		token = move_memo.token;
+		source = TOKEN_FROM_MOVE;
+	}
+	move_memo.valid = false;
+
+	if (source == TOKEN_NONE)
+	{
+		/* No token: an operator's manual fix, unless a token is required. */
+		if (cfg->require_token)
+		{
+			FenceStatsCount(FENCE_STAT_WRITES_REJECTED);
+			ereport(ERROR,
+					(errcode(ERRCODE_FENCE_TOKEN_REQUIRED),
+					 errmsg("write to table \"%s\" carries no fencing token",
+							RelationGetRelationName(rel)),
+					 errdetail("Table \"%s\" is protected with require_token on fence column \"%s\".",
+							   RelationGetRelationName(rel), cfg->colname),
+					 errhint("Take a lease first, or call fence_use_token(), or set the fence column in the statement.")));
+		}
+
+		/*
+		 * An UPDATE that set the fence column to NULL and carries no token
+		 * keeps the stored fence: a fence never goes down.
+		 */
+		if (column_set)
+		{
+			TupleDesc	tupdesc = RelationGetDescr(rel);
+			HeapTuple	result;
+
+			value = heap_getattr(oldrow, cfg->attnum, tupdesc, &isnull);
+			if (isnull)
+				return PointerGetDatum(newrow);
+			heap_deform_tuple(newrow, tupdesc, et->values, et->isnull);
+			et->values[cfg->attnum - 1] = value;
+			et->isnull[cfg->attnum - 1] = false;
+			result = heap_form_tuple(tupdesc, et->values, et->isnull);
+			result->t_data->t_ctid = newrow->t_data->t_ctid;
+			result->t_self = newrow->t_self;
+			result->t_tableOid = newrow->t_tableOid;
+			return PointerGetDatum(result);
+		}
+		return PointerGetDatum(is_insert || is_update ? newrow : oldrow);
+	}
+
+	/* UPDATE and DELETE: a token below the row's fence is stale. */
+	if (!is_insert)
+	{
+		FenceToken	stored = 0;
+
+		value = heap_getattr(oldrow, cfg->attnum, RelationGetDescr(rel), &isnull);
+		if (!isnull)
+			stored = datum_to_token(et, rel, value, true);
+		if (token < stored)
+		{
+			if (cfg->skip)
+			{
+				FenceStatsCount(FENCE_STAT_WRITES_SKIPPED);
+				return PointerGetDatum(NULL);
+			}
+			FenceStatsCount(FENCE_STAT_WRITES_REJECTED);
+			ereport(ERROR,
+					(errcode(ERRCODE_FENCE_STALE_TOKEN),
+					 errmsg("stale fencing token " INT64_FORMAT " for table \"%s\": the row's fence is " INT64_FORMAT,
+							token, RelationGetRelationName(rel), stored),
+					 errdetail("The %s carries token " INT64_FORMAT " (%s); a writer with token " INT64_FORMAT " has written this row since.",
+							   is_update ? "UPDATE" : "DELETE", token,
+							   token_source_text(source), stored),
+					 errhint("A newer holder has taken over this lease; stop, and take the lease again before retrying.")));
+		}
+	}
+
+	/* strict: T must be the current live token of the trigger's lease. */
+	if (cfg->strict)
+	{
+		FenceLeaseStatus status;
+
+		FenceRequirePreload();
+		if (key == NULL)
+			key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
+		status = FenceLeaseGetStatus(MyDatabaseId, key, keylen, token);
+		if (status != FENCE_LEASE_HELD)
+		{
+			if (cfg->skip)
+			{
+				FenceStatsCount(FENCE_STAT_WRITES_SKIPPED);
+				return PointerGetDatum(NULL);
+			}
+			FenceStatsCount(FENCE_STAT_WRITES_REJECTED);
+			ereport(ERROR,
+					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
+					 errmsg("write to table \"%s\" rejected: lease \"%.*s\" is not held by the write's token",
+							RelationGetRelationName(rel), keylen, key),
+					 errdetail("The %s carries token " INT64_FORMAT " (%s), which is %s for this lease; table \"%s\" is protected in strict mode.",
+							   is_insert ? "INSERT" : is_update ? "UPDATE" : "DELETE",
+							   token, token_source_text(source),
+							   FenceLeaseStatusName(status),
+							   RelationGetRelationName(rel)),
+					 errhint("Stop, and take the lease again before retrying.")));
+		}
+		record_strict_write(key, keylen, token, RelationGetRelid(rel));
+	}
+
+	FenceStatsCount(FENCE_STAT_WRITES_ACCEPTED);
+
+	if (!is_insert && !is_update)
+		return PointerGetDatum(oldrow);
+
+	/* A partition's row may be moving: its DELETE half needs the token. */
+	if (is_update && source == TOKEN_FROM_COLUMN && rel->rd_rel->relispartition)
+	{
+		move_memo.valid = true;
+		move_memo.relid = RelationGetRelid(rel);
+		move_memo.tid = oldrow->t_self;
+		move_memo.token = token;
+	}
+
+	/* Stamp the row with T, unless it already says T. */
+	if (source != TOKEN_FROM_COLUMN)
+	{
+		TupleDesc	tupdesc = RelationGetDescr(rel);
+		Datum		stamp = token_to_datum(et, rel, token);
+		HeapTuple	result;
+
+		value = heap_getattr(newrow, cfg->attnum, tupdesc, &isnull);
+		if (!isnull && value == stamp)
+			return PointerGetDatum(newrow);
+		heap_deform_tuple(newrow, tupdesc, et->values, et->isnull);
+		et->values[cfg->attnum - 1] = stamp;
+		et->isnull[cfg->attnum - 1] = false;
+		result = heap_form_tuple(tupdesc, et->values, et->isnull);
+		result->t_data->t_ctid = newrow->t_data->t_ctid;
+		result->t_self = newrow->t_self;
+		result->t_tableOid = newrow->t_tableOid;
+		return PointerGetDatum(result);
+	}
+	return PointerGetDatum(newrow);
+}
+
+/* ----------------------------------------------------------------
+ * The COMMIT-time check of strict writes
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Every lease a strict write was accepted under must still be held by the
+ * same token when the transaction commits (or prepares): a holder that
+ * paused between its write and its COMMIT, and lost the lease meanwhile,
+ * must not commit stale work.
+ */
+static void
+check_strict_writes(void)
+{
+	HASH_SEQ_STATUS status;
+	StrictWrite *w;
+
+	if (strict_writes == NULL)
+		return;
+	hash_seq_init(&status, strict_writes);
+	while ((w = hash_seq_search(&status)) != NULL)
+	{
+		FenceLeaseStatus st = FenceLeaseGetStatus(MyDatabaseId, w->k.key,
+												  w->k.keylen, w->k.token);
+
+		if (st != FENCE_LEASE_HELD)
+		{
+			char	   *relname = get_rel_name(w->relid);
+
+			hash_seq_term(&status);
+			FenceStatsCount(FENCE_STAT_COMMITS_ABORTED);
+			ereport(ERROR,
+					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
+					 errmsg("cannot commit: lease \"%.*s\" was lost after this transaction wrote under it",
+							w->k.keylen, w->k.key),
+					 errdetail("This transaction wrote rows of table \"%s\" in strict mode with token " INT64_FORMAT ", which is now %s.",
+							   relname ? relname : "?", w->k.token,
+							   FenceLeaseStatusName(st)),
+					 errhint("The transaction is rolled back.  Take the lease again before retrying.")));
+		}
+	}
+}
+
+static void
+enforce_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			check_strict_writes();
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			forget_strict_writes();
+			move_memo.valid = false;
+			break;
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			break;
+	}
+}
+
+/*
+ * A rolled-back savepoint takes its strict writes with it; a released one
+ * hands them to its parent.
+ */
+static void
+enforce_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	HASH_SEQ_STATUS status;
+	StrictWrite *w;
+
+	if (event != SUBXACT_EVENT_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	move_memo.valid = false;
+	strict_last_valid = false;
+	if (strict_writes == NULL || strict_max_subid < mySubid)
+		return;
+
+	hash_seq_init(&status, strict_writes);
+	while ((w = hash_seq_search(&status)) != NULL)
+	{
+		if (w->subid < mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+			w->subid = parentSubid;
+		else if (hash_search(strict_writes, &w->k, HASH_REMOVE, NULL) == NULL)
+			elog(WARNING, "fence: strict write entry vanished");
+	}
+	strict_max_subid = parentSubid;
+}
+
+/* ----------------------------------------------------------------
+ * fence_protect() and fence_unprotect()
+ * ----------------------------------------------------------------
+ */
+
+/* Run one utility command through SPI. */
+static void
+run_utility(const char *sql)
+{
+	int			rc;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	rc = SPI_execute(sql, false, 0);
+	if (rc != SPI_OK_UTILITY)
+		elog(ERROR, "SPI_execute failed with %s: %s", SPI_result_code_string(rc), sql);
+	SPI_finish();
+}
+
+/* schema.table, quoted, of a relation. */
+static char *
+qualified_relname(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+/* Fail with 22023 when a fence_protect argument is NULL. */
+static void
+require_arg(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be null", name)));
+}
+
+PG_FUNCTION_INFO_V1(fence_protect);
+
+/*
+ * fence_protect(tbl, column_name, on_stale, lease, strict, require_token)
+ * returns the trigger's name.  Checks everything the trigger would check,
+ * then creates (or replaces) trigger zz_fence_enforce on the table.
+ */
+Datum
+fence_protect(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char		relkind;
+	char	   *column;
+	char	   *on_stale;
+	char	   *lease = NULL;
+	bool		strict;
+	bool		require_token;
+	char	   *args[5];
+	int			nargs = 0;
+	Relation	rel;
+	EnforceConfig cfg;
+	AclResult	aclresult;
+	StringInfoData cmd;
+	Oid			nspoid;
+
+	require_arg(fcinfo, 0, "tbl");
+	require_arg(fcinfo, 1, "column_name");
+	require_arg(fcinfo, 2, "on_stale");
+	require_arg(fcinfo, 4, "strict");
+	require_arg(fcinfo, 5, "require_token");
+	relid = PG_GETARG_OID(0);
+	column = pstrdup(NameStr(*PG_GETARG_NAME(1)));
+	on_stale = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (!PG_ARGISNULL(3))
+		lease = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	strict = PG_GETARG_BOOL(4);
+	require_token = PG_GETARG_BOOL(5);
+
+	relkind = get_rel_relkind(relid);
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, get_relkind_objtype(relkind), get_rel_name(relid));
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE &&
+		relkind != RELKIND_FOREIGN_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot protect \"%s\": it is not a table", get_rel_name(relid)),
+				 errdetail("fence_protect() works on tables, partitioned tables and foreign tables.")));
+
+	/* The trigger's arguments, as fence_enforce() will read them. */
+	args[nargs++] = column;
+	if (pg_strcasecmp(on_stale, "error") == 0)
+		;
+	else if (pg_strcasecmp(on_stale, "skip") == 0)
+		args[nargs++] = "on_stale=skip";
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for on_stale: \"%s\"", on_stale),
+				 errhint("Use 'error' (the default) or 'skip'.")));
+	if (lease != NULL)
+		args[nargs++] = psprintf("lease=%s", lease);
+	if (strict)
+		args[nargs++] = "strict";
+	if (require_token)
+		args[nargs++] = "require_token";
+
+	/* Check them now, so that a mistake fails here and not at a write. */
+	rel = relation_open(relid, ShareRowExclusiveLock);
+	parse_trigger_args(rel, nargs, args, &cfg);
+	relation_close(rel, NoLock);
+
+	nspoid = FenceExtensionSchema();
+	if (!OidIsValid(nspoid))
+		elog(ERROR, "extension fence is not installed in this database");
+
+	initStringInfo(&cmd);
+#if PG_VERSION_NUM < 140000
+	if (OidIsValid(get_trigger_oid(relid, FENCE_TRIGGER_NAME, true)))
+	{
+		appendStringInfo(&cmd, "DROP TRIGGER %s ON %s",
+						 quote_identifier(FENCE_TRIGGER_NAME), qualified_relname(relid));
+		run_utility(cmd.data);
+		resetStringInfo(&cmd);
+	}
+	appendStringInfoString(&cmd, "CREATE TRIGGER ");
+#else
+	appendStringInfoString(&cmd, "CREATE OR REPLACE TRIGGER ");
+#endif
+	appendStringInfo(&cmd, "%s BEFORE INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s.fence_enforce(",
+					 quote_identifier(FENCE_TRIGGER_NAME), qualified_relname(relid),
+					 quote_identifier(get_namespace_name(nspoid)));
+	for (int i = 0; i < nargs; i++)
+		appendStringInfo(&cmd, "%s%s", i > 0 ? ", " : "", quote_literal_cstr(args[i]));
+	appendStringInfoChar(&cmd, ')');
+	run_utility(cmd.data);
+
+	PG_RETURN_TEXT_P(cstring_to_text(FENCE_TRIGGER_NAME));
+}
+
+PG_FUNCTION_INFO_V1(fence_unprotect);
+
+/*
+ * fence_unprotect(tbl): drops the trigger fence_protect() made.  Returns
+ * false if there was none.
+ */
+Datum
+fence_unprotect(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	StringInfoData cmd;
+
+	require_arg(fcinfo, 0, "tbl");
+	relid = PG_GETARG_OID(0);
+	if (get_rel_relkind(relid) == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (!OidIsValid(get_trigger_oid(relid, FENCE_TRIGGER_NAME, true)))
+		PG_RETURN_BOOL(false);
+
+	initStringInfo(&cmd);
+	appendStringInfo(&cmd, "DROP TRIGGER %s ON %s",
+					 quote_identifier(FENCE_TRIGGER_NAME), qualified_relname(relid));
+	run_utility(cmd.data);
+	PG_RETURN_BOOL(true);
 }
