@@ -35,6 +35,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -379,8 +380,9 @@ parse_lease_name(Relation rel, EnforceConfig *cfg)
 	if (literal_bytes > FENCE_MAX_KEY_LEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lease name for table \"%s\" is longer than %d bytes: \"%s\"",
-						relname, FENCE_MAX_KEY_LEN, cfg->lease)));
+				 errmsg("lease name for table \"%s\" is longer than %d bytes",
+						relname, FENCE_MAX_KEY_LEN),
+				 errdetail("The lease name is \"%s\".", cfg->lease)));
 	if (!cfg->lease_has_columns)
 	{
 		if (literal_bytes == 0)
@@ -623,6 +625,27 @@ token_to_datum(EnforceTrigger *et, Relation rel, FenceToken token)
 	return Int64GetDatum(token);
 }
 
+/*
+ * A copy of "row" with the fence column set.  The scratch arrays of the
+ * cache entry save two allocations per row over heap_modify_tuple().
+ */
+static HeapTuple
+set_fence_column(EnforceTrigger *et, Relation rel, HeapTuple row,
+				 Datum value, bool isnull)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	HeapTuple	result;
+
+	heap_deform_tuple(row, tupdesc, et->values, et->isnull);
+	et->values[et->cfg.attnum - 1] = value;
+	et->isnull[et->cfg.attnum - 1] = isnull;
+	result = heap_form_tuple(tupdesc, et->values, et->isnull);
+	result->t_data->t_ctid = row->t_data->t_ctid;
+	result->t_self = row->t_self;
+	result->t_tableOid = row->t_tableOid;
+	return result;
+}
+
 /* Append to the lease key being built, failing when it outgrows the limit. */
 static inline void
 key_append(char *buf, int *len, const char *s, int n, Relation rel)
@@ -805,7 +828,6 @@ fence_enforce(PG_FUNCTION_ARGS)
 				is_update;
 	FenceToken	token = 0;
 	TokenSource source = TOKEN_NONE;
-	bool		column_set = false; /* UPDATE SET the fence column */
 	Datum		value;
 	bool		isnull;
 	const char *key = NULL;
@@ -861,7 +883,6 @@ fence_enforce(PG_FUNCTION_ARGS)
 		bms_is_member(cfg->attnum - FirstLowInvalidHeapAttributeNumber,
 					  trigdata->tg_updatedcols))
 	{
-		column_set = true;
 		value = heap_getattr(newrow, cfg->attnum, RelationGetDescr(rel), &isnull);
 		if (!isnull)
 		{
@@ -910,25 +931,21 @@ fence_enforce(PG_FUNCTION_ARGS)
 		}
 
 		/*
-		 * An UPDATE that set the fence column to NULL and carries no token
-		 * keeps the stored fence: a fence never goes down.
+		 * An UPDATE without a token keeps the row's stored fence, whatever
+		 * NULL the statement set or value an earlier trigger put there: a
+		 * fence only moves when a token moves it.
 		 */
-		if (column_set)
+		if (is_update)
 		{
 			TupleDesc	tupdesc = RelationGetDescr(rel);
-			HeapTuple	result;
+			Datum		newvalue;
+			bool		newnull;
 
 			value = heap_getattr(oldrow, cfg->attnum, tupdesc, &isnull);
-			if (isnull)
-				return PointerGetDatum(newrow);
-			heap_deform_tuple(newrow, tupdesc, et->values, et->isnull);
-			et->values[cfg->attnum - 1] = value;
-			et->isnull[cfg->attnum - 1] = false;
-			result = heap_form_tuple(tupdesc, et->values, et->isnull);
-			result->t_data->t_ctid = newrow->t_data->t_ctid;
-			result->t_self = newrow->t_self;
-			result->t_tableOid = newrow->t_tableOid;
-			return PointerGetDatum(result);
+			newvalue = heap_getattr(newrow, cfg->attnum, tupdesc, &newnull);
+			if (isnull != newnull || (!isnull && value != newvalue))
+				return PointerGetDatum(set_fence_column(et, rel, newrow,
+														value, isnull));
 		}
 		return PointerGetDatum(is_insert || is_update ? newrow : oldrow);
 	}
@@ -1010,19 +1027,11 @@ fence_enforce(PG_FUNCTION_ARGS)
 	{
 		TupleDesc	tupdesc = RelationGetDescr(rel);
 		Datum		stamp = token_to_datum(et, rel, token);
-		HeapTuple	result;
 
 		value = heap_getattr(newrow, cfg->attnum, tupdesc, &isnull);
 		if (!isnull && value == stamp)
 			return PointerGetDatum(newrow);
-		heap_deform_tuple(newrow, tupdesc, et->values, et->isnull);
-		et->values[cfg->attnum - 1] = stamp;
-		et->isnull[cfg->attnum - 1] = false;
-		result = heap_form_tuple(tupdesc, et->values, et->isnull);
-		result->t_data->t_ctid = newrow->t_data->t_ctid;
-		result->t_self = newrow->t_self;
-		result->t_tableOid = newrow->t_tableOid;
-		return PointerGetDatum(result);
+		return PointerGetDatum(set_fence_column(et, rel, newrow, stamp, false));
 	}
 	return PointerGetDatum(newrow);
 }
@@ -1282,6 +1291,14 @@ fence_unprotect(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
+#if PG_VERSION_NUM >= 160000
+	if (!object_ownercheck(RelationRelationId, relid, GetUserId()))
+#else
+	if (!pg_class_ownercheck(relid, GetUserId()))
+#endif
+		aclcheck_error(ACLCHECK_NOT_OWNER,
+					   get_relkind_objtype(get_rel_relkind(relid)),
+					   get_rel_name(relid));
 	if (!OidIsValid(get_trigger_oid(relid, FENCE_TRIGGER_NAME, true)))
 		PG_RETURN_BOOL(false);
 
