@@ -646,6 +646,72 @@ set_fence_column(EnforceTrigger *et, Relation rel, HeapTuple row,
 	return result;
 }
 
+/*
+ * Where the fence column's bytes start in "row"'s data area, or -1 if the
+ * column is NULL or not physically in the tuple (added later with a
+ * default).  Walks the attributes before it, unless their offsets are fixed.
+ */
+static int
+fence_data_offset(EnforceTrigger *et, TupleDesc tupdesc, HeapTuple row)
+{
+	HeapTupleHeader th = row->t_data;
+	int			target = et->cfg.attnum - 1;
+	Form_pg_attribute att = TupleDescAttr(tupdesc, target);
+	bool		hasnulls = HeapTupleHasNulls(row);
+	char	   *tp;
+	int			off = 0;
+
+	if (et->cfg.attnum > HeapTupleHeaderGetNatts(th))
+		return -1;
+	if (hasnulls && att_isnull(target, th->t_bits))
+		return -1;
+	if (!hasnulls && att->attcacheoff >= 0)
+		return att->attcacheoff;
+
+	tp = (char *) th + th->t_hoff;
+	for (int i = 0; i < target; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(tupdesc, i);
+
+		if (hasnulls && att_isnull(i, th->t_bits))
+			continue;
+		off = att_align_pointer(off, a->attalign, a->attlen, tp + off);
+		off = att_addlength_pointer(off, a->attlen, tp + off);
+	}
+	return att_align_nominal(off, att->attalign);
+}
+
+/*
+ * A copy of "row" stamped with a token.  When the row already has a value
+ * of the same fixed width there, the copy is patched in place: cheaper than
+ * taking the row apart and forming it again, which is the fallback.
+ */
+static HeapTuple
+stamp_row(EnforceTrigger *et, Relation rel, HeapTuple row, Datum stamp)
+{
+	int			off = fence_data_offset(et, RelationGetDescr(rel), row);
+	HeapTuple	result;
+	char	   *p;
+
+	if (off < 0)
+		return set_fence_column(et, rel, row, stamp, false);
+	result = heap_copytuple(row);
+	p = (char *) result->t_data + result->t_data->t_hoff + off;
+	if (et->cfg.coltype == FENCE_COL_INT4)
+	{
+		int32		v = DatumGetInt32(stamp);
+
+		memcpy(p, &v, sizeof(v));
+	}
+	else
+	{
+		int64		v = DatumGetInt64(stamp);
+
+		memcpy(p, &v, sizeof(v));
+	}
+	return result;
+}
+
 /* Append to the lease key being built, failing when it outgrows the limit. */
 static inline void
 key_append(char *buf, int *len, const char *s, int n, Relation rel)
@@ -1031,7 +1097,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 		value = heap_getattr(newrow, cfg->attnum, tupdesc, &isnull);
 		if (!isnull && value == stamp)
 			return PointerGetDatum(newrow);
-		return PointerGetDatum(set_fence_column(et, rel, newrow, stamp, false));
+		return PointerGetDatum(stamp_row(et, rel, newrow, stamp));
 	}
 	return PointerGetDatum(newrow);
 }
