@@ -148,9 +148,16 @@ static MemoryContext enforce_cache_cxt = NULL;
 /* Strict writes of the current transaction (in TopTransactionContext). */
 static HTAB *strict_writes = NULL;
 static SubTransactionId strict_max_subid = InvalidSubTransactionId;
-/* The last pair recorded, so that a bulk write records it only once. */
+/*
+ * The last pair checked and recorded, and when (lease clock).  A bulk write
+ * under one lease checks the lease table again only once this is
+ * FENCE_STRICT_RECHECK old: the COMMIT-time check is what makes strict
+ * exact, the check at the write only makes a lost lease fail early.
+ */
+#define FENCE_STRICT_RECHECK_USECS 1000
 static bool strict_last_valid = false;
 static StrictKey strict_last;
+static TimestampTz strict_last_at;
 
 /*
  * An UPDATE that moves a row to another partition runs as a DELETE from the
@@ -165,6 +172,14 @@ static struct
 	ItemPointerData tid;
 	FenceToken	token;
 }			move_memo;
+
+/*
+ * Row counts for fence_stats, kept here and added to the shared counters
+ * when the transaction ends: one atomic add per transaction, not per row.
+ */
+static uint64 count_accepted = 0;
+static uint64 count_rejected = 0;
+static uint64 count_skipped = 0;
 
 static void enforce_relcache_callback(Datum arg, Oid relid);
 static void enforce_xact_callback(XactEvent event, void *arg);
@@ -682,9 +697,10 @@ fence_data_offset(EnforceTrigger *et, TupleDesc tupdesc, HeapTuple row)
 }
 
 /*
- * A copy of "row" stamped with a token.  When the row already has a value
- * of the same fixed width there, the copy is patched in place: cheaper than
- * taking the row apart and forming it again, which is the fallback.
+ * "row" stamped with a token: the row itself if it already holds it, else a
+ * copy.  When the row has a value there already, the copy is patched in
+ * place (same width): cheaper than taking the row apart and forming it
+ * again, which is the fallback for a NULL.
  */
 static HeapTuple
 stamp_row(EnforceTrigger *et, Relation rel, HeapTuple row, Datum stamp)
@@ -695,19 +711,24 @@ stamp_row(EnforceTrigger *et, Relation rel, HeapTuple row, Datum stamp)
 
 	if (off < 0)
 		return set_fence_column(et, rel, row, stamp, false);
-	result = heap_copytuple(row);
-	p = (char *) result->t_data + result->t_data->t_hoff + off;
+	p = (char *) row->t_data + row->t_data->t_hoff + off;
 	if (et->cfg.coltype == FENCE_COL_INT4)
 	{
 		int32		v = DatumGetInt32(stamp);
 
-		memcpy(p, &v, sizeof(v));
+		if (memcmp(p, &v, sizeof(v)) == 0)
+			return row;
+		result = heap_copytuple(row);
+		memcpy((char *) result->t_data + result->t_data->t_hoff + off, &v, sizeof(v));
 	}
 	else
 	{
 		int64		v = DatumGetInt64(stamp);
 
-		memcpy(p, &v, sizeof(v));
+		if (memcmp(p, &v, sizeof(v)) == 0)
+			return row;
+		result = heap_copytuple(row);
+		memcpy((char *) result->t_data + result->t_data->t_hoff + off, &v, sizeof(v));
 	}
 	return result;
 }
@@ -824,18 +845,31 @@ token_source_text(TokenSource source)
 	return "none";
 }
 
-/* Remember a strict write's (lease, token), to re-check it at COMMIT. */
+/*
+ * Was this (lease, token) found held, and recorded, by a strict write of
+ * this transaction less than FENCE_STRICT_RECHECK_USECS ago?
+ */
+static inline bool
+strict_recently_checked(const char *key, int keylen, FenceToken token)
+{
+	return strict_last_valid && strict_last.token == token &&
+		strict_last.keylen == keylen &&
+		memcmp(strict_last.key, key, keylen) == 0 &&
+		FenceNow() - strict_last_at < FENCE_STRICT_RECHECK_USECS;
+}
+
+/*
+ * Remember a strict write's (lease, token), found held at "now", to check
+ * it again at COMMIT.
+ */
 static void
-record_strict_write(const char *key, int keylen, FenceToken token, Oid relid)
+record_strict_write(const char *key, int keylen, FenceToken token, Oid relid,
+					TimestampTz now)
 {
 	StrictKey	k;
 	StrictWrite *w;
 	bool		found;
 	SubTransactionId subid = GetCurrentSubTransactionId();
-
-	if (strict_last_valid && strict_last.token == token &&
-		strict_last.keylen == keylen && memcmp(strict_last.key, key, keylen) == 0)
-		return;
 
 	if (strict_writes == NULL)
 	{
@@ -863,6 +897,7 @@ record_strict_write(const char *key, int keylen, FenceToken token, Oid relid)
 		strict_max_subid = subid;
 	strict_last = k;
 	strict_last_valid = true;
+	strict_last_at = now;
 }
 
 /* Forget this transaction's strict writes (their memory goes with it). */
@@ -986,7 +1021,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 		/* No token: an operator's manual fix, unless a token is required. */
 		if (cfg->require_token)
 		{
-			FenceStatsCount(FENCE_STAT_WRITES_REJECTED);
+			count_rejected++;
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_TOKEN_REQUIRED),
 					 errmsg("write to table \"%s\" carries no fencing token",
@@ -1028,10 +1063,10 @@ fence_enforce(PG_FUNCTION_ARGS)
 		{
 			if (cfg->skip)
 			{
-				FenceStatsCount(FENCE_STAT_WRITES_SKIPPED);
+				count_skipped++;
 				return PointerGetDatum(NULL);
 			}
-			FenceStatsCount(FENCE_STAT_WRITES_REJECTED);
+			count_rejected++;
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_STALE_TOKEN),
 					 errmsg("stale fencing token " INT64_FORMAT " for table \"%s\": the row's fence is " INT64_FORMAT,
@@ -1051,15 +1086,24 @@ fence_enforce(PG_FUNCTION_ARGS)
 		FenceRequirePreload();
 		if (key == NULL)
 			key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
-		status = FenceLeaseGetStatus(MyDatabaseId, key, keylen, token);
+		if (strict_recently_checked(key, keylen, token))
+			status = FENCE_LEASE_HELD;
+		else
+		{
+			TimestampTz now = FenceNow();
+
+			status = FenceLeaseGetStatus(MyDatabaseId, key, keylen, token);
+			if (status == FENCE_LEASE_HELD)
+				record_strict_write(key, keylen, token, RelationGetRelid(rel), now);
+		}
 		if (status != FENCE_LEASE_HELD)
 		{
 			if (cfg->skip)
 			{
-				FenceStatsCount(FENCE_STAT_WRITES_SKIPPED);
+				count_skipped++;
 				return PointerGetDatum(NULL);
 			}
-			FenceStatsCount(FENCE_STAT_WRITES_REJECTED);
+			count_rejected++;
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 					 errmsg("write to table \"%s\" rejected: lease \"%.*s\" is not held by the write's token",
@@ -1071,10 +1115,9 @@ fence_enforce(PG_FUNCTION_ARGS)
 							   RelationGetRelationName(rel)),
 					 errhint("Stop, and take the lease again before retrying.")));
 		}
-		record_strict_write(key, keylen, token, RelationGetRelid(rel));
 	}
 
-	FenceStatsCount(FENCE_STAT_WRITES_ACCEPTED);
+	count_accepted++;
 
 	if (!is_insert && !is_update)
 		return PointerGetDatum(oldrow);
@@ -1088,17 +1131,10 @@ fence_enforce(PG_FUNCTION_ARGS)
 		move_memo.token = token;
 	}
 
-	/* Stamp the row with T, unless it already says T. */
+	/* Stamp the row with T. */
 	if (source != TOKEN_FROM_COLUMN)
-	{
-		TupleDesc	tupdesc = RelationGetDescr(rel);
-		Datum		stamp = token_to_datum(et, rel, token);
-
-		value = heap_getattr(newrow, cfg->attnum, tupdesc, &isnull);
-		if (!isnull && value == stamp)
-			return PointerGetDatum(newrow);
-		return PointerGetDatum(stamp_row(et, rel, newrow, stamp));
-	}
+		return PointerGetDatum(stamp_row(et, rel, newrow,
+										 token_to_datum(et, rel, token)));
 	return PointerGetDatum(newrow);
 }
 
@@ -1161,6 +1197,10 @@ enforce_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 			forget_strict_writes();
 			move_memo.valid = false;
+			FenceStatsAdd(FENCE_STAT_WRITES_ACCEPTED, count_accepted);
+			FenceStatsAdd(FENCE_STAT_WRITES_REJECTED, count_rejected);
+			FenceStatsAdd(FENCE_STAT_WRITES_SKIPPED, count_skipped);
+			count_accepted = count_rejected = count_skipped = 0;
 			break;
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 			break;

@@ -98,6 +98,7 @@ extern void FenceStatsShmemRequest(void);
 extern Size FenceStatsShmemSize(void);
 extern void FenceStatsShmemInit(void);
 extern void FenceStatsCount(FenceStat which);
+extern void FenceStatsAdd(FenceStat which, uint64 n);
 extern bool FenceStatsPublishGrant(FenceToken token);
 
 /* counter.c */

@@ -140,6 +140,18 @@ FenceStatsCount(FenceStat which)
 		pg_atomic_fetch_add_u64(&slot->counters[which], 1);
 }
 
+/* Add n at once, for callers that count per row and report per transaction. */
+void
+FenceStatsAdd(FenceStat which, uint64 n)
+{
+	FenceDbSlot *slot;
+
+	Assert(which >= 0 && which < FENCE_NUM_STATS);
+	if (n == 0 || (slot = get_my_slot()) == NULL)
+		return;
+	pg_atomic_fetch_add_u64(&slot->counters[which], n);
+}
+
 /*
  * Record that "token" is about to be granted in this database.  Returns
  * false, changing nothing, if a larger token was granted already: the
