@@ -27,9 +27,8 @@
 --             outbox row written under the fence in the mark-done transaction,
 --             and sent once by a relay, would work as well.
 --
--- Each variant runs in its own fresh database (counter at 32), one connection
--- per worker; the lease clock is set to each row's time (see the player,
--- test/lib/timeline.sql).
+-- How it is replayed (fresh database per variant, one session per worker,
+-- virtual clock): test/lib/timeline.sql.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS fence;
 RESET client_min_messages;

@@ -15,9 +15,8 @@
 --             fence_assert_current right before its send, and its finally
 --             releases only its own token: fence_release('lock:digest', 33).
 --
--- Each variant runs in its own fresh database (counter at 32), one connection
--- per worker; the lease clock is set to each row's time (see the player,
--- test/lib/timeline.sql).
+-- How it is replayed (fresh database per variant, one session per worker,
+-- virtual clock): test/lib/timeline.sql.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS fence;
 RESET client_min_messages;

@@ -19,9 +19,8 @@
 --             strict => true): a write must carry the lease's current live
 --             token, so the stale W1 is refused before W2 ever writes.
 --
--- Each variant runs in its own fresh database (counter at 32), one connection
--- per worker; the lease clock is set to each row's time (see the player,
--- test/lib/timeline.sql).
+-- How it is replayed (fresh database per variant, one session per worker,
+-- virtual clock): test/lib/timeline.sql.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS fence;
 RESET client_min_messages;

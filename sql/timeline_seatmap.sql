@@ -20,9 +20,8 @@
 --             The admin takes no lease, so its write carries no token and is
 --             allowed (an operator's manual fix) without touching the fence.
 --
--- Each variant runs in its own fresh database (counter at 32), one connection
--- per worker; the lease clock is set to each row's time (see the player,
--- test/lib/timeline.sql).
+-- How it is replayed (fresh database per variant, one session per worker,
+-- virtual clock): test/lib/timeline.sql.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS fence;
 RESET client_min_messages;

@@ -23,10 +23,9 @@
 --             12:10: B gets it then, with a higher token, and A's write at
 --             12:15 is rejected.
 --
--- Each variant runs in its own fresh database (counter at 32), one connection
--- per scheduler; the lease clock is set to each row's time (see the player,
--- test/lib/timeline.sql).  A row with "-" does not happen in that design: B
--- schedules only while it holds the lock.
+-- How it is replayed (fresh database per variant, one session per worker,
+-- virtual clock): test/lib/timeline.sql.  A "-" in the story: the step does not
+-- happen in that design (B schedules only while it holds the lock).
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS fence;
 RESET client_min_messages;

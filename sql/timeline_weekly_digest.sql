@@ -18,10 +18,9 @@
 --             and the digests row is fenced, so the claim records W1's token.
 --             One digest goes out.
 --
--- Each variant runs in its own fresh database (counter at 32), one connection
--- per worker; the lease clock is set to each row's time (see the player,
--- test/lib/timeline.sql).  A row with "-" does not happen in that design:
--- the worker stopped as the job says (refused, or status not 'pending').
+-- How it is replayed (fresh database per variant, one session per worker,
+-- virtual clock): test/lib/timeline.sql.  A "-" in the story: the step does not
+-- happen in that design (the job stops when refused or not 'pending').
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS fence;
 RESET client_min_messages;
