@@ -44,6 +44,11 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		$$SELECT send('hourly digest')$$,
 		$$SELECT fence_assert_current('lock:digest', my_token());
 		  SELECT send('hourly digest')$$),
+	('09:00:50', 'observer', 'who holds lock:digest now?',
+		$$SELECT redis('GET lock:digest')$$,
+		$$SELECT a.application_name || ' (token ' || l.token || ')'
+		    FROM fence_leases l JOIN pg_stat_activity a USING (pid)
+		   WHERE l.key = 'lock:digest' AND l.live$$),
 	('09:00:50', 'W1', 'finally: frees the lock',
 		$$SELECT redis('DEL lock:digest')$$,
 		$$SELECT fence_release('lock:digest', my_token())$$),
@@ -65,7 +70,8 @@ INSERT INTO verdict (side, claim, ok) VALUES
 	('today', 'W2 gets the lock at 09:00:31 while W1 is frozen',
 		outcome('today', '09:00:31', 'W2') = 'OK'),
 	('today', 'W1''s DEL at 09:00:50 deletes W2''s lock',
-		outcome('today', '09:00:50', 'W1', 'finally%') = '1'),
+		outcome('today', '09:00:50', 'observer') = 'W2'
+		AND outcome('today', '09:00:50', 'W1', 'finally%') = '1'),
 	('today', 'W3 gets the lock at 09:00:55 while W2 is still working',
 		outcome('today', '09:00:55', 'W3') = 'OK'),
 	('today', 'W1''s digest went out while W2 held the lock',
@@ -76,7 +82,8 @@ INSERT INTO verdict (side, claim, ok) VALUES
 		outcome('fenced', '09:00:50', 'W1', '%sends%') LIKE 'ERROR LF002:%'
 		AND ask('fenced', 'SELECT count(*) FROM sent') = '0'),
 	('with fence', 'W1''s fence_release(''lock:digest'', 33) is false',
-		outcome('fenced', '09:00:50', 'W1', 'finally%') = 'f'),
+		outcome('fenced', '09:00:50', 'observer') = 'W2 (token 34)'
+		AND outcome('fenced', '09:00:50', 'W1', 'finally%') = 'f'),
 	('with fence', 'W3 is refused at 09:00:55; W2 still holds token 34',
 		outcome('fenced', '09:00:55', 'W3') = 'NULL'
 		AND outcome('fenced', '09:00:55', 'observer') = 'W2 (token 34)');

@@ -34,7 +34,7 @@ SELECT start('retention', 'Channel retention', '2025-03-03',
 	intro => 'Workers change channel 7''s message retention under lock:retention, a 30-second lock, '
 		'and carry a fencing token from a counter at 32. W1 takes the lock (token 33) and pauses past '
 		'its expiry; W2 takes it over (token 34); then both write, W1 twice.',
-	lesson => 'A fencing token only helps if the write checks it: the seed''s WHERE fence <= $2 does, '
+	lesson => 'A fencing token only helps if the write checks it: the team''s WHERE fence <= $2 does, '
 		'and so does the fence trigger, without any WHERE clause. With strict, a write must also carry '
 		'the lease''s live token, so the stale W1 is refused even before W2 has written.');
 
@@ -63,12 +63,21 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 	('10:00:40', 'W1', 'writes 30 days',
 		$$UPDATE channels SET retention_days = 30, fence = my_token() WHERE id = 7 AND fence <= my_token()$$,
 		$$UPDATE channels SET retention_days = 30 WHERE id = 7$$),
+	('10:00:40', 'observer', 'reads the row',
+		$$SELECT retention_days || ' days, fence ' || fence FROM channels WHERE id = 7$$,
+		$$SELECT retention_days || ' days, fence ' || fence FROM channels WHERE id = 7$$),
 	('10:00:45', 'W2', 'writes 90 days',
 		$$UPDATE channels SET retention_days = 90, fence = my_token() WHERE id = 7 AND fence <= my_token()$$,
 		$$UPDATE channels SET retention_days = 90 WHERE id = 7$$),
+	('10:00:45', 'observer', 'reads the row',
+		$$SELECT retention_days || ' days, fence ' || fence FROM channels WHERE id = 7$$,
+		$$SELECT retention_days || ' days, fence ' || fence FROM channels WHERE id = 7$$),
 	('10:00:50', 'W1', 'writes 30 days again',
 		$$UPDATE channels SET retention_days = 30, fence = my_token() WHERE id = 7 AND fence <= my_token()$$,
-		$$UPDATE channels SET retention_days = 30 WHERE id = 7$$);
+		$$UPDATE channels SET retention_days = 30 WHERE id = 7$$),
+	('10:00:50', 'observer', 'reads the row',
+		$$SELECT retention_days || ' days, fence ' || fence FROM channels WHERE id = 7$$,
+		$$SELECT retention_days || ' days, fence ' || fence FROM channels WHERE id = 7$$);
 
 SELECT * FROM play();
 SELECT * FROM results('strict');
@@ -80,30 +89,31 @@ INSERT INTO verdict (side, claim, ok) VALUES
 	('today', 'W1 gets token 33 at 10:00:00, W2 token 34 at 10:00:31',
 		outcome('today', '10:00:00', 'W1', '%token') = '33'
 		AND outcome('today', '10:00:31', 'W2', '%token') = '34'),
-	('today', 'W1''s write at 10:00:40 changes the row (30 days, fence 33)',
-		outcome('today', '10:00:40', 'W1') = 'UPDATE 1'),
-	('today', 'W2''s write at 10:00:45 changes the row (90 days, fence 34)',
-		outcome('today', '10:00:45', 'W2') = 'UPDATE 1'),
-	('today', 'W1''s write at 10:00:50 matches 0 rows',
-		outcome('today', '10:00:50', 'W1') = 'UPDATE 0'),
-	('today', 'the row ends at 90 days, fence 34',
-		ask('today', 'SELECT retention_days || '' days, fence '' || fence FROM channels') = '90 days, fence 34'),
-	('with fence', 'W1 gets token 33, W2 token 34',
+	('today', 'W1 writes 30 days at 10:00:40 (fence 33)',
+		outcome('today', '10:00:40', 'W1') = 'UPDATE 1'
+		AND outcome('today', '10:00:40', 'observer') = '30 days, fence 33'),
+	('today', 'W2 writes 90 days at 10:00:45 (fence 34)',
+		outcome('today', '10:00:45', 'W2') = 'UPDATE 1'
+		AND outcome('today', '10:00:45', 'observer') = '90 days, fence 34'),
+	('today', 'W1''s write at 10:00:50 matches 0 rows; the row ends at 90 days, fence 34',
+		outcome('today', '10:00:50', 'W1') = 'UPDATE 0'
+		AND outcome('today', '10:00:50', 'observer') = '90 days, fence 34'),
+	('with fence', 'W1 gets token 33 at 10:00:00, W2 token 34 at 10:00:31',
 		outcome('fenced', '10:00:00', 'W1', 'takes the lock%') = '33'
 		AND outcome('fenced', '10:00:31', 'W2', 'takes the lock%') = '34'),
-	('with fence', 'without a WHERE clause, the same: W1''s 10:00:40 write is taken, W2''s too',
-		outcome('fenced', '10:00:40', 'W1') = 'UPDATE 1'
-		AND outcome('fenced', '10:00:45', 'W2') = 'UPDATE 1'),
-	('with fence', 'the trigger rejects W1''s write at 10:00:50 (LF001)',
-		outcome('fenced', '10:00:50', 'W1') LIKE 'ERROR LF001:%'),
-	('with fence', 'the row ends at 90 days, fence 34',
-		ask('fenced', 'SELECT retention_days || '' days, fence '' || fence FROM channels') = '90 days, fence 34'),
-	('with fence', 'strict also rejects W1 at 10:00:40 and at 10:00:50; W2''s write is taken',
+	('with fence', 'without the WHERE clause, the trigger gives the same: 30 days (fence 33), then 90 (34)',
+		outcome('fenced', '10:00:40', 'observer') = '30 days, fence 33'
+		AND outcome('fenced', '10:00:45', 'observer') = '90 days, fence 34'),
+	('with fence', 'the trigger rejects W1''s write at 10:00:50 (LF001); the row ends at 90 days, fence 34',
+		outcome('fenced', '10:00:50', 'W1') LIKE 'ERROR LF001:%'
+		AND outcome('fenced', '10:00:50', 'observer') = '90 days, fence 34'),
+	('with fence', 'strict also rejects W1 at 10:00:40 (LF002): the row keeps 60 days, fence 32',
 		outcome('strict', '10:00:40', 'W1') LIKE 'ERROR LF002:%'
-		AND outcome('strict', '10:00:45', 'W2') = 'UPDATE 1'
-		AND outcome('strict', '10:00:50', 'W1') LIKE 'ERROR LF00_:%'),
-	('with fence', 'strict: the row ends at 90 days, fence 34',
-		ask('strict', 'SELECT retention_days || '' days, fence '' || fence FROM channels') = '90 days, fence 34');
+		AND outcome('strict', '10:00:40', 'observer') = '60 days, fence 32'),
+	('with fence', 'strict: W2''s write is taken, W1''s at 10:00:50 rejected (LF001); ends at 90 days, fence 34',
+		outcome('strict', '10:00:45', 'W2') = 'UPDATE 1'
+		AND outcome('strict', '10:00:50', 'W1') LIKE 'ERROR LF001:%'
+		AND outcome('strict', '10:00:50', 'observer') = '90 days, fence 34');
 
 SELECT side, claim, ok FROM verdict ORDER BY n;
 

@@ -211,15 +211,17 @@ LANGUAGE plpgsql AS $$
 DECLARE
 	v text;
 	self text := timeline.conninfo(current_database(), 'narrator');
+	counters text[] := '{}';
 BEGIN
 	INSERT INTO timeline.about VALUES (name, title, day, variants, intro, lesson);
 	FOREACH v IN ARRAY variants LOOP
 		PERFORM dblink_exec(self, format('DROP DATABASE IF EXISTS %I WITH (FORCE)', timeline.dbname(v)));
 		PERFORM dblink_exec(self, format('CREATE DATABASE %I', timeline.dbname(v)));
 		PERFORM dblink_exec(timeline.conn(v, 'setup'), timeline.common_sql());
+		counters := counters || (v || ' ' || timeline.run(timeline.conn(v, 'setup'),
+								 'SELECT last_value FROM fence_token_counter'));
 	END LOOP;
-	RETURN format('%s: %s databases, token counter at 32 in each',
-				  title, array_to_string(variants, ', '));
+	RETURN format('%s: token counter at %s', title, array_to_string(counters, ', '));
 END
 $$;
 
@@ -231,7 +233,7 @@ DECLARE
 	v text;
 BEGIN
 	FOREACH v IN ARRAY coalesce(variants, (SELECT a.variants FROM timeline.about a)) LOOP
-		PERFORM dblink_exec(timeline.conn(v, 'setup'), sql);
+		PERFORM timeline.run(timeline.conn(v, 'setup'), sql);
 	END LOOP;
 	RETURN 'ok';
 END
@@ -243,8 +245,9 @@ LANGUAGE sql AS $$
 	SELECT fence_set_clock(((SELECT day FROM timeline.about) + at) AT TIME ZONE 'UTC')
 $$;
 
--- Run one statement (or a ;-separated few) on a connection; the result as text.
-CREATE FUNCTION timeline.exec(conn text, sql text) RETURNS text
+-- Run one statement (or a ;-separated few) on a connection; the result as
+-- text.  run() raises the statement's error, exec() returns it as text.
+CREATE FUNCTION timeline.run(conn text, sql text) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
 	last_stmt text := regexp_replace(rtrim(sql, E' \n\t;'), '^.*;', '', 's');
@@ -260,6 +263,13 @@ BEGIN
 		RETURN array_to_string(vals, ', ', 'NULL');
 	END IF;
 	RETURN dblink_exec(conn, sql);
+END
+$$;
+
+CREATE FUNCTION timeline.exec(conn text, sql text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN timeline.run(conn, sql);
 EXCEPTION WHEN OTHERS THEN
 	RETURN format('ERROR %s: %s', SQLSTATE, SQLERRM);
 END
@@ -357,12 +367,15 @@ LANGUAGE sql AS $$
 $$;
 
 -- For make demo: the story with a result column per variant, as a query.
+-- An error shows as its SQLSTATE; errors() lists the messages.
 CREATE FUNCTION timeline.story_sql() RETURNS text
 LANGUAGE sql STABLE AS $$
 	SELECT format($q$SELECT to_char(s.at, 'HH24:MI:SS') AS time, s.worker, s.action%s
 					   FROM timeline.script s ORDER BY s.seq$q$,
 				  string_agg(format($c$, CASE WHEN s.%I IS NULL THEN '-' ELSE
-							  coalesce((SELECT r.result FROM timeline.result r
+							  coalesce((SELECT coalesce(substring(r.result FROM '^(ERROR [0-9A-Z]{5}):')
+														|| ' (see below)', r.result)
+										  FROM timeline.result r
 										 WHERE r.seq = s.seq AND r.variant = %L), '(not run)')
 							  END AS %I$c$,
 							 CASE WHEN v = 'today' THEN 'today' ELSE 'fenced' END, v,
@@ -371,6 +384,13 @@ LANGUAGE sql STABLE AS $$
 									ELSE 'result with fence, ' || v END),
 							 '' ORDER BY i))
 	  FROM timeline.about, unnest(variants) WITH ORDINALITY AS u(v, i)
+$$;
+
+-- For make demo: the error messages of the story, each once.
+CREATE FUNCTION timeline.errors() RETURNS SETOF text
+LANGUAGE sql STABLE AS $$
+	SELECT result FROM timeline.result WHERE result LIKE 'ERROR %'
+	 GROUP BY result ORDER BY min(seq), result
 $$;
 
 -- For make demo: a paragraph wrapped at a width.
