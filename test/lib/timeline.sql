@@ -19,8 +19,13 @@
 -- ("NULL" when NULL, "ok" for a void function), the command tag otherwise
 -- ("UPDATE 1"), or "ERROR <sqlstate>: <message>".  A row whose SQL is NULL
 -- for a variant does not happen in it (the worker stopped earlier, or the
--- step exists only in the other design); the story shows "-".  "{pid:W}" in a row's SQL is replaced
--- by the backend pid of worker W's connection in the same variant.
+-- step exists only in the other design); the story shows "-".  "{pid:W}" in
+-- a row's SQL is replaced by the backend pid of worker W's connection in the
+-- same variant.  The file then records its checks in the table verdict
+-- (claim, ok), which make demo reads.
+--
+-- The databases are named regression_<timeline>_<variant>; finish() drops
+-- them and puts the lease clock back on real time.
 --
 -- In every variant database, besides fence:
 --   redis(command)  a model of the Redis commands the seeds use: SET key value
