@@ -33,8 +33,8 @@
  * leaves the queue in a PG_CATCH block; one that exits, in the session's
  * exit callback (FenceLeaseCancelWait).
  *
- * Slot size: 312 bytes on 64-bit platforms (248 of them key and owner
- * text), plus 8 bytes of bucket array per slot.
+ * Slot size: 296 bytes (248 of them key and owner text), plus about 4 bytes
+ * of bucket array per slot.
  *
  *-------------------------------------------------------------------------
  */
@@ -70,30 +70,36 @@
 #define FENCE_MY_PROCNO		(MyProc->pgprocno)
 #endif
 
+/*
+ * One entry.  Kept small (the target is 300 bytes a slot, buckets included):
+ * no cached hash, and the wait queue is a singly linked list from its head
+ * (queues are short; appending walks it).  A session or transaction lease
+ * is identified by its holder's procno alone: the holder releases it in its
+ * exit callback, and a backend that dies without running that callback
+ * takes shared memory down with it (crash restart).
+ */
 typedef struct FenceLeaseSlot
 {
 	Oid			dbid;
-	uint32		hash;			/* of (dbid, key) */
 	int32		next;			/* bucket chain or free list; -1 ends */
 	uint8		keylen;
-	uint8		ownerlen;
+	uint8		ownerlen;		/* detached scope only */
 	uint8		scope;			/* FenceLeaseScope; NONE = released */
-	bool		in_use;			/* in a bucket chain (else free/reserved) */
+	uint8		unused;
+	Oid			roleid;			/* the role that took it (view privacy) */
 	FenceToken	token;			/* current token, or the last one */
 	TimestampTz granted_at;
 	TimestampTz expires_at;		/* lease clock */
-	Oid			roleid;			/* the role that took it (view privacy) */
-	int32		holder_pid;		/* session/xact scope: the holding backend */
-	int32		holder_procno;
-	int32		wait_head;		/* FIFO of waiting procnos; -1 = empty */
-	int32		wait_tail;
-	int32		nwaiters;
+	int32		holder;			/* session/xact scope: procno; else -1 */
+	int32		wait_head;		/* first waiting procno; -1 = none */
 	char		text[FENCE_MAX_KEY_LEN + FENCE_MAX_OWNER_LEN];	/* key, owner */
 } FenceLeaseSlot;
 
 StaticAssertDecl(FENCE_MAX_KEY_LEN <= PG_UINT8_MAX &&
 				 FENCE_MAX_OWNER_LEN <= PG_UINT8_MAX,
 				 "key and owner lengths must fit in uint8");
+StaticAssertDecl(sizeof(FenceLeaseSlot) <= 296,
+				 "a lease slot and its bucket should take at most 300 bytes");
 
 /* Per-PGPROC wait state; protected by the partition lock of "slot". */
 typedef struct FenceWaiter
@@ -122,6 +128,7 @@ static FenceWaiter *lease_waiters = NULL;
 
 /* This backend's acquire in progress, for clean-up on error or exit. */
 static int32 my_wait_slot = -1;		/* queue we are in, or -1 */
+static LWLock *my_wait_lock = NULL; /* ... and its partition lock */
 static int32 my_spare_slot = -1;	/* a reserved free slot, or -1 */
 
 /* What one look at an entry under its lock concluded. */
@@ -153,7 +160,7 @@ lease_nprocs(void)
 static uint32
 lease_nbuckets(void)
 {
-	uint32		want = (uint32) Max(fence_max_leases / FENCE_LEASE_PARTITIONS, 1) * 2;
+	uint32		want = (uint32) Max(fence_max_leases / FENCE_LEASE_PARTITIONS, 1);
 	uint32		n = 1;
 
 	while (n < want)
@@ -224,10 +231,7 @@ FenceLeaseShmemInit(void)
 	for (uint32 i = 0; i < FENCE_LEASE_PARTITIONS * lease_nbuckets(); i++)
 		lease_buckets[i] = -1;
 	for (int i = 0; i < fence_max_leases; i++)
-	{
-		lease_slots[i].in_use = false;
 		lease_slots[i].next = (i + 1 < fence_max_leases) ? i + 1 : -1;
-	}
 	lease_shared->free_head = 0;
 	lease_shared->nfree = fence_max_leases;
 	for (int i = 0; i < lease_shared->nprocs; i++)
@@ -269,8 +273,8 @@ lookup(uint32 hash, Oid dbid, const char *key, int keylen)
 	{
 		FenceLeaseSlot *slot = &lease_slots[idx];
 
-		if (slot->hash == hash && slot->dbid == dbid &&
-			slot->keylen == keylen && memcmp(slot->text, key, keylen) == 0)
+		if (slot->keylen == keylen && slot->dbid == dbid &&
+			memcmp(slot->text, key, keylen) == 0)
 			return idx;
 	}
 	return -1;
@@ -371,10 +375,9 @@ reclaim_some(void)
 				int32		idx = *link;
 				FenceLeaseSlot *slot = &lease_slots[idx];
 
-				if (slot->nwaiters == 0 && !slot_is_live(slot, now))
+				if (slot->wait_head < 0 && !slot_is_live(slot, now))
 				{
 					*link = slot->next;
-					slot->in_use = false;
 					slot->next = first;
 					first = idx;
 					if (last < 0)
@@ -437,21 +440,30 @@ wake_proc(int32 procno)
 }
 
 static void
-enqueue_self(int32 idx)
+enqueue_self(int32 idx, LWLock *lock)
 {
 	FenceLeaseSlot *slot = &lease_slots[idx];
 	int32		me = FENCE_MY_PROCNO;
+	int32	   *link = &slot->wait_head;
 
 	Assert(lease_waiters[me].slot < 0);
+	while (*link >= 0)
+		link = &lease_waiters[*link].next;
+	*link = me;
 	lease_waiters[me].slot = idx;
 	lease_waiters[me].next = -1;
-	if (slot->wait_tail >= 0)
-		lease_waiters[slot->wait_tail].next = me;
-	else
-		slot->wait_head = me;
-	slot->wait_tail = me;
-	slot->nwaiters++;
 	my_wait_slot = idx;
+	my_wait_lock = lock;
+}
+
+static int
+count_waiters(FenceLeaseSlot *slot)
+{
+	int			n = 0;
+
+	for (int32 p = slot->wait_head; p >= 0; p = lease_waiters[p].next)
+		n++;
+	return n;
 }
 
 /*
@@ -464,28 +476,20 @@ dequeue_self(int32 idx)
 {
 	FenceLeaseSlot *slot = &lease_slots[idx];
 	int32		me = FENCE_MY_PROCNO;
-	int32		prev = -1;
+	int32	   *link = &slot->wait_head;
 
-	for (int32 p = slot->wait_head; p >= 0; p = lease_waiters[p].next)
+	while (*link >= 0 && *link != me)
+		link = &lease_waiters[*link].next;
+	if (*link == me)
 	{
-		if (p == me)
-		{
-			if (prev >= 0)
-				lease_waiters[prev].next = lease_waiters[me].next;
-			else
-				slot->wait_head = lease_waiters[me].next;
-			if (slot->wait_tail == me)
-				slot->wait_tail = prev;
-			slot->nwaiters--;
-			if (prev < 0 && slot->wait_head >= 0)
-				wake_proc(slot->wait_head);
-			break;
-		}
-		prev = p;
+		*link = lease_waiters[me].next;
+		if (link == &slot->wait_head && slot->wait_head >= 0)
+			wake_proc(slot->wait_head);
 	}
 	lease_waiters[me].slot = -1;
 	lease_waiters[me].next = -1;
 	my_wait_slot = -1;
+	my_wait_lock = NULL;
 }
 
 /*
@@ -500,7 +504,7 @@ FenceLeaseCancelWait(void)
 	if (my_wait_slot >= 0)
 	{
 		int32		idx = my_wait_slot;
-		LWLock	   *lock = partition_lock(lease_slots[idx].hash);
+		LWLock	   *lock = my_wait_lock;
 
 		/* An entry with waiters is never reclaimed, so idx is still it. */
 		if (!LWLockHeldByMe(lock))
@@ -521,8 +525,7 @@ holder_matches(FenceLeaseSlot *slot, const FenceLeaseRequest *req)
 			slot->ownerlen == req->ownerlen &&
 			memcmp(slot->text + slot->keylen, req->owner, req->ownerlen) == 0;
 	return slot->scope != FENCE_SCOPE_DETACHED &&
-		slot->holder_procno == FENCE_MY_PROCNO &&
-		slot->holder_pid == MyProcPid;
+		slot->holder == FENCE_MY_PROCNO;
 }
 
 static bool
@@ -572,17 +575,17 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 			return STEP_DONE;
 		}
 		if (req->wait && my_wait_slot < 0)
-			enqueue_self(idx);
+			enqueue_self(idx, partition_lock(hash));
 		if (my_wait_slot < 0 || slot->wait_head == me)
 			*wake_at = slot->expires_at;
 		return STEP_REFUSED;
 	}
 
 	/* The key is free.  Waiters ahead of us have it first. */
-	if (slot && slot->nwaiters > 0 && slot->wait_head != me)
+	if (slot && slot->wait_head >= 0 && slot->wait_head != me)
 	{
 		if (req->wait && my_wait_slot < 0)
-			enqueue_self(idx);
+			enqueue_self(idx, partition_lock(hash));
 		return STEP_REFUSED;
 	}
 	if (in_restart_grace(wake_at))
@@ -603,14 +606,11 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 		my_spare_slot = -1;
 		slot = &lease_slots[idx];
 		slot->dbid = MyDatabaseId;
-		slot->hash = hash;
 		slot->keylen = (uint8) req->keylen;
 		memcpy(slot->text, req->key, req->keylen);
 		slot->scope = FENCE_SCOPE_NONE;
-		slot->wait_head = slot->wait_tail = -1;
-		slot->nwaiters = 0;
+		slot->wait_head = -1;
 		slot->next = *head;
-		slot->in_use = true;
 		*head = idx;
 	}
 	grant->takeover = (slot->scope != FENCE_SCOPE_NONE);
@@ -621,15 +621,13 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 	slot->roleid = GetUserId();
 	if (req->scope == FENCE_SCOPE_DETACHED)
 	{
-		slot->holder_pid = 0;
-		slot->holder_procno = -1;
+		slot->holder = -1;
 		slot->ownerlen = (uint8) req->ownerlen;
 		memcpy(slot->text + slot->keylen, req->owner, req->ownerlen);
 	}
 	else
 	{
-		slot->holder_pid = MyProcPid;
-		slot->holder_procno = me;
+		slot->holder = me;
 		slot->ownerlen = 0;
 	}
 	if (my_wait_slot == idx)
@@ -792,8 +790,7 @@ static void
 release_slot(FenceLeaseSlot *slot)
 {
 	slot->scope = FENCE_SCOPE_NONE;
-	slot->holder_pid = 0;
-	slot->holder_procno = -1;
+	slot->holder = -1;
 	slot->ownerlen = 0;
 	if (slot->wait_head >= 0)
 		wake_proc(slot->wait_head);
@@ -807,8 +804,7 @@ static inline bool
 may_touch(FenceLeaseSlot *slot)
 {
 	return slot->scope == FENCE_SCOPE_DETACHED ||
-		(slot->holder_procno == FENCE_MY_PROCNO &&
-		 slot->holder_pid == MyProcPid);
+		slot->holder == FENCE_MY_PROCNO;
 }
 
 /*
@@ -1023,8 +1019,9 @@ FenceLeaseSnapshot(FenceLeaseInfo **leases)
 				info->granted_at = slot->granted_at;
 				info->expires_at = slot->expires_at;
 				info->roleid = slot->roleid;
-				info->pid = slot->holder_pid;
-				info->nwaiters = slot->nwaiters;
+				info->pid = (slot->holder >= 0) ?
+					GetPGProcByNumber(slot->holder)->pid : 0;
+				info->nwaiters = count_waiters(slot);
 				info->keylen = slot->keylen;
 				info->ownerlen = slot->ownerlen;
 				memcpy(info->key, slot->text, slot->keylen);
