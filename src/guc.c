@@ -10,6 +10,7 @@
 
 #include <limits.h>
 
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "fence.h"
@@ -22,6 +23,16 @@ int			fence_restart_grace_ms = 0;
 void
 FenceGucInit(void)
 {
+	/*
+	 * PostgreSQL accepts new PGC_POSTMASTER settings only from a library in
+	 * shared_preload_libraries: loaded later, defining one is FATAL, which
+	 * would make the type and the trigger unusable without preloading.  A
+	 * library loaded on demand has no lease table and no virtual clock
+	 * anyway, so it shows those two settings as fixed (PGC_INTERNAL).
+	 */
+	GucContext	startup_context = process_shared_preload_libraries_in_progress ?
+		PGC_POSTMASTER : PGC_INTERNAL;
+
 	DefineCustomIntVariable("fence.max_leases",
 							"Capacity of the shared lease table.",
 							"Each slot takes about 300 bytes of shared memory.",
@@ -29,7 +40,7 @@ FenceGucInit(void)
 							65536,
 							16,
 							16 * 1024 * 1024,
-							PGC_POSTMASTER,
+							startup_context,
 							0,
 							NULL, NULL, NULL);
 
@@ -49,7 +60,7 @@ FenceGucInit(void)
 							 "For tests that replay timelines; never turn it on in production.",
 							 &fence_test_clock,
 							 false,
-							 PGC_POSTMASTER,
+							 startup_context,
 							 0,
 							 NULL, NULL, NULL);
 
