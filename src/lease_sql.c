@@ -267,7 +267,7 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 					 errmsg("could not obtain lease \"%s\" before the timeout", key.data),
 					 errdetail_internal("%s", timeout_desc),
-					 errhint("Another holder still has the lease; try again later.")));
+					 errhint("Another holder still has the lease, others are queued before this session, or fence.restart_grace is not over yet.")));
 			break;
 		case FENCE_ACQUIRE_SCOPE_CONFLICT:
 			ereport(ERROR,
