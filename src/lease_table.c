@@ -46,7 +46,6 @@
 #include "common/hashfn.h"
 #include "common/int.h"
 #include "miscadmin.h"
-#include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
