@@ -40,6 +40,7 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
 #include "utils/acl.h"
@@ -733,16 +734,32 @@ stamp_row(EnforceTrigger *et, Relation rel, HeapTuple row, Datum stamp)
 	return result;
 }
 
+/* The lease name of a row has outgrown FENCE_MAX_KEY_LEN: say how it starts. */
+static void
+key_too_long(EnforceTrigger *et, Relation rel, const char *buf, int len,
+			 const char *s, int n)
+{
+	char		preview[FENCE_MAX_KEY_LEN * 2];
+	int			plen;
+
+	memcpy(preview, buf, len);
+	memcpy(preview + len, s, Min(n, FENCE_MAX_KEY_LEN));
+	plen = pg_mbcliplen(preview, len + Min(n, FENCE_MAX_KEY_LEN), 40);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("lease name for a row of table \"%s\" is longer than %d bytes",
+					RelationGetRelationName(rel), FENCE_MAX_KEY_LEN),
+			 errdetail("The fence trigger's lease name is \"%s\"; for this row it starts \"%.*s...\".",
+					   et->cfg.lease, plen, preview)));
+}
+
 /* Append to the lease key being built, failing when it outgrows the limit. */
 static inline void
-key_append(char *buf, int *len, const char *s, int n, Relation rel)
+key_append(EnforceTrigger *et, char *buf, int *len, const char *s, int n,
+		   Relation rel)
 {
 	if (unlikely(*len + n > FENCE_MAX_KEY_LEN))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lease name for a row of table \"%s\" is longer than %d bytes",
-						RelationGetRelationName(rel), FENCE_MAX_KEY_LEN),
-				 errdetail("It starts \"%.*s\".", *len, buf)));
+		key_too_long(et, rel, buf, *len, s, n);
 	memcpy(buf + *len, s, n);
 	*len += n;
 }
@@ -773,7 +790,7 @@ lease_key_for_row(EnforceTrigger *et, Relation rel, HeapTuple row,
 
 		if (part->kind == LEASE_PART_LITERAL)
 		{
-			key_append(buf, &len, part->text, part->len, rel);
+			key_append(et, buf, &len, part->text, part->len, rel);
 			continue;
 		}
 		value = heap_getattr(row, part->attnum, RelationGetDescr(rel), &isnull);
@@ -787,28 +804,28 @@ lease_key_for_row(EnforceTrigger *et, Relation rel, HeapTuple row,
 		{
 			case LEASE_PART_INT2:
 				pg_itoa(DatumGetInt16(value), num);
-				key_append(buf, &len, num, strlen(num), rel);
+				key_append(et, buf, &len, num, strlen(num), rel);
 				break;
 			case LEASE_PART_INT4:
 				pg_ltoa(DatumGetInt32(value), num);
-				key_append(buf, &len, num, strlen(num), rel);
+				key_append(et, buf, &len, num, strlen(num), rel);
 				break;
 			case LEASE_PART_INT8:
 				pg_lltoa(DatumGetInt64(value), num);
-				key_append(buf, &len, num, strlen(num), rel);
+				key_append(et, buf, &len, num, strlen(num), rel);
 				break;
 			case LEASE_PART_TEXT:
 				{
 					text	   *t = DatumGetTextPP(value);
 
-					key_append(buf, &len, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), rel);
+					key_append(et, buf, &len, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), rel);
 				}
 				break;
 			case LEASE_PART_OTHER:
 				{
 					char	   *s = OutputFunctionCall(&part->outfunc, value);
 
-					key_append(buf, &len, s, strlen(s), rel);
+					key_append(et, buf, &len, s, strlen(s), rel);
 				}
 				break;
 			case LEASE_PART_LITERAL:
@@ -1108,7 +1125,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 					 errmsg("write to table \"%s\" rejected: lease \"%.*s\" is not held by the write's token",
 							RelationGetRelationName(rel), keylen, key),
-					 errdetail("The %s carries token " INT64_FORMAT " (%s), which is %s for this lease; table \"%s\" is protected in strict mode.",
+					 errdetail("The %s carries token " INT64_FORMAT " (%s), whose status for this lease is \"%s\"; table \"%s\" is protected in strict mode.",
 							   is_insert ? "INSERT" : is_update ? "UPDATE" : "DELETE",
 							   token, token_source_text(source),
 							   FenceLeaseStatusName(status),
@@ -1173,7 +1190,7 @@ check_strict_writes(void)
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 					 errmsg("cannot commit: lease \"%.*s\" was lost after this transaction wrote under it",
 							w->k.keylen, w->k.key),
-					 errdetail("This transaction wrote rows of table \"%s\" in strict mode with token " INT64_FORMAT ", which is now %s.",
+					 errdetail("This transaction wrote rows of table \"%s\" in strict mode with token " INT64_FORMAT ", whose status is now \"%s\".",
 							   relname ? relname : "?", w->k.token,
 							   FenceLeaseStatusName(st)),
 					 errhint("The transaction is rolled back.  Take the lease again before retrying.")));
