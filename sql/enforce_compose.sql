@@ -38,8 +38,11 @@ UPDATE enf_p SET region = 'us', v = 'moved', fence = 35 WHERE id = 1
 UPDATE enf_p SET region = 'eu', v = 'back', fence = 34 WHERE id = 1;
 \echo :LAST_ERROR_SQLSTATE
 SELECT tableoid::regclass, * FROM enf_p ORDER BY id;
--- The partition's trigger belongs to the parent's.
+-- A partition's trigger belongs to the parent's: it is changed or dropped
+-- there.
 SELECT fence_unprotect('enf_p_us');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence_protect('enf_p_us', on_stale => 'skip');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_unprotect('enf_p');
 SELECT count(*) AS triggers_left FROM pg_trigger WHERE tgname = 'zz_fence_enforce';

@@ -29,13 +29,17 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/sysattr.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -45,6 +49,7 @@
 #include "nodes/bitmapset.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -1282,6 +1287,54 @@ qualified_relname(Oid relid)
 									  get_rel_name(relid));
 }
 
+/*
+ * If relid's fence trigger is a partition's copy of its parent's trigger,
+ * fail: it is managed on the table it came from.  (PostgreSQL would refuse
+ * too, with a message about internal or child triggers.)
+ */
+static void
+refuse_child_trigger(Oid relid, const char *action)
+{
+	Relation	tgrel;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			parent_trigger = InvalidOid;
+	Oid			parent_rel = InvalidOid;
+
+	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	ScanKeyInit(&key[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum(FENCE_TRIGGER_NAME));
+	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 2, key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		parent_trigger = ((Form_pg_trigger) GETSTRUCT(tuple))->tgparentid;
+	systable_endscan(scan);
+
+	if (OidIsValid(parent_trigger))
+	{
+		ScanKeyInit(&key[0], Anum_pg_trigger_oid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(parent_trigger));
+		scan = systable_beginscan(tgrel, TriggerOidIndexId, true, NULL, 1, key);
+		tuple = systable_getnext(scan);
+		if (HeapTupleIsValid(tuple))
+			parent_rel = ((Form_pg_trigger) GETSTRUCT(tuple))->tgrelid;
+		systable_endscan(scan);
+	}
+	table_close(tgrel, AccessShareLock);
+
+	if (OidIsValid(parent_trigger))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot %s partition \"%s\": it is protected by the trigger of \"%s\"",
+						action, get_rel_name(relid),
+						OidIsValid(parent_rel) ? get_rel_name(parent_rel) : "?"),
+				 errhint("Call fence_protect() or fence_unprotect() on \"%s\", which covers all its partitions.",
+						 OidIsValid(parent_rel) ? get_rel_name(parent_rel) : "?")));
+}
+
 /* Fail with 22023 when a fence_protect argument is NULL. */
 static void
 require_arg(FunctionCallInfo fcinfo, int argno, const char *name)
@@ -1367,6 +1420,7 @@ fence_protect(PG_FUNCTION_ARGS)
 	rel = relation_open(relid, ShareRowExclusiveLock);
 	parse_trigger_args(rel, nargs, args, &cfg);
 	relation_close(rel, NoLock);
+	refuse_child_trigger(relid, "protect");
 
 	nspoid = FenceExtensionSchema();
 	if (!OidIsValid(nspoid))
@@ -1424,6 +1478,7 @@ fence_unprotect(PG_FUNCTION_ARGS)
 					   get_rel_name(relid));
 	if (!OidIsValid(get_trigger_oid(relid, FENCE_TRIGGER_NAME, true)))
 		PG_RETURN_BOOL(false);
+	refuse_child_trigger(relid, "unprotect");
 
 	initStringInfo(&cmd);
 	appendStringInfo(&cmd, "DROP TRIGGER %s ON %s",
