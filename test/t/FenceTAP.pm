@@ -6,6 +6,8 @@
 # token taken after an event above every token seen before it.
 package FenceTAP;
 
+our $scripts = 0;
+
 use strict;
 use warnings;
 
@@ -116,17 +118,27 @@ sub bg_start
 {
 	my ($node, $db, $script, %opt) = @_;
 	my $h = { out => '', err => '', in => $script };
+	my $file = '-';
+	# A long script goes through a file, so that psql need not be fed.
+	if (length($script) > 4096)
+	{
+		$file = $node->basedir . "/bg_script_" . ++$FenceTAP::scripts . ".sql";
+		PostgreSQL::Test::Utils::append_to_file($file, $script);
+		$h->{in} = '';
+	}
 	local %ENV = %ENV;
 	$ENV{PGAPPNAME} = $opt{appname} if defined $opt{appname};
 	$h->{run} = IPC::Run::start(
 		[
 			'psql', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=0',
-			'-d', $node->connstr($db), '-f', '-'
+			'-d', $node->connstr($db), '-f', $file
 		],
 		'<', \$h->{in},
 		'>', \$h->{out},
 		'2>', \$h->{err},
 		IPC::Run::timeout($opt{timeout} // $PostgreSQL::Test::Utils::timeout_default));
+	# IPC::Run feeds stdin only while pumped: hand psql its script now.
+	wait_until(10, sub { eval { $h->{run}->pump_nb; }; $h->{in} eq '' });
 	return $h;
 }
 
