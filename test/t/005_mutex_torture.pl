@@ -102,14 +102,15 @@ SELECT min(c), max(c), count(*) FROM (SELECT pid, count(*) c FROM holds GROUP BY
 is($pids, $clients, "blocking: every one of the $clients clients was served");
 cmp_ok($min, '>=', $max / 3,
 	"blocking: no starvation (per client: min $min, max $max holds)");
-# Overtaking: B asked 50 ms after A yet was granted before A.
+# Overtaking: B asked 250 ms after A yet was granted before A (the margin
+# absorbs scheduling delays between reading the clock and queueing).
 my $overtaken = $node->safe_psql('postgres', q{
 SELECT count(*) FROM holds a JOIN holds b
-    ON b.t_req > a.t_req + 50000 AND b.t0 < a.t0});
-is($overtaken, 0, 'blocking: nobody is overtaken by a client that asked 50 ms later')
+    ON b.t_req > a.t_req + 250000 AND b.t0 < a.t0});
+is($overtaken, 0, 'blocking: nobody is overtaken by a client that asked 250 ms later')
   or diag($node->safe_psql('postgres', q{
 SELECT a.pid, a.t_req, a.t0, a.tok, b.pid, b.t_req, b.t0, b.tok FROM holds a JOIN holds b
-    ON b.t_req > a.t_req + 50000 AND b.t0 < a.t0 LIMIT 5}));
+    ON b.t_req > a.t_req + 250000 AND b.t0 < a.t0 LIMIT 5}));
 
 # --- 3. FIFO order, woken by release and by expiry ---------------------------
 

@@ -1,0 +1,87 @@
+# Capacity of the lease table (issue 6 item 7).
+#
+# fence.max_leases = 16.  Proven: exactly 16 live leases fit; the next grant
+# fails with SQLSTATE 53400 and a HINT naming fence.max_leases, in every
+# scope; the server keeps serving (queries, status, renewals and re-acquires
+# of the leases it holds); a released lease's slot, the slots of a session
+# that ended, and expired leases' slots are reclaimed for new keys.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use FenceTAP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $max = 16;
+my $node = fence_node('capacity',
+	conf => "fence.max_leases = $max\nfence.test_clock = on\n");
+
+sub sq { return $node->safe_psql('postgres', $_[0]); }
+
+is(sq("SHOW fence.max_leases"), $max, "fence.max_leases = $max");
+
+my $granted = sq(qq{
+SELECT count(fence_try_lease('cap-' || g, '1 min', owner => 'filler'))
+  FROM generate_series(1, $max) g});
+is($granted, $max, "$max detached leases fit");
+
+my ($state, $err) = sql_state($node, 'postgres',
+	q{SELECT fence_try_lease('one-too-many', '1 min', owner => 'filler')});
+is($state, '53400', 'the next grant: 53400');
+like($err, qr/HINT:.*fence\.max_leases/, '... with a HINT naming fence.max_leases');
+is(sql_state($node, 'postgres', q{SELECT fence_try_lease('one-too-many', '1 min')}),
+	'53400', 'full for session leases too');
+is(sql_state($node, 'postgres',
+		q{BEGIN; SELECT fence_try_xact_lease('one-too-many', '1 min'); COMMIT;}),
+	'53400', 'full for transaction leases too');
+is(sql_state($node, 'postgres',
+		q{SELECT fence_lease('one-too-many', '1 min', timeout => '1 s')}),
+	'53400', 'a blocking fence_lease on a full table fails at once');
+
+# Still serving.
+is(sq('SELECT 1'), '1', 'the server keeps serving');
+is(sq(q{SELECT count(*) FROM fence_leases WHERE live}), $max, "fence_leases shows the $max leases");
+my $t3 = sq(q{SELECT token FROM fence_leases WHERE key = 'cap-3'});
+is(sq(qq{SELECT fence_lease_status('cap-3', $t3)}), 'held', 'status of a held lease');
+is(sq(qq{SELECT fence_renew('cap-3', $t3, '2 min')}), 't', 'a renewal works');
+is(sq(q{SELECT fence_try_lease('cap-4', '2 min', owner => 'filler')}),
+	sq(q{SELECT token FROM fence_leases WHERE key = 'cap-4'}),
+	're-acquire by the holder works (same token, no new slot)');
+
+# Released slots are reused.
+is(sq(qq{SELECT fence_release('cap-3', $t3)}), 't', 'release one lease');
+ok(sq(q{SELECT fence_try_lease('new-1', '1 min', owner => 'filler')}) > 0,
+	'its slot serves a new key');
+is(sql_state($node, 'postgres', q{SELECT fence_try_lease('new-2', '1 min', owner => 'filler')}),
+	'53400', 'and the table is full again');
+
+# Everything released: every slot is reused.
+sq(q{SELECT fence_release(key, token) FROM fence_leases});
+is(sq(q{SELECT count(*) FROM fence_leases}), 0, 'all released');
+is( sq(qq{SELECT count(fence_try_lease('again-' || g, '1 min', owner => 'filler'))
+  FROM generate_series(1, $max) g}),
+	$max, "released slots are reclaimed: $max new keys");
+
+# Expired leases: their slots are reclaimed once past expiry.
+sq(q{SELECT fence_advance_clock('2 min')});
+is(sq(q{SELECT count(*) FROM fence_leases WHERE live}), 0, 'all expired');
+is( sq(qq{SELECT count(fence_try_lease('after-expiry-' || g, '1 min', owner => 'filler'))
+  FROM generate_series(1, $max) g}),
+	$max, "expired slots are reclaimed: $max new keys");
+sq(q{SELECT fence_release(key, token) FROM fence_leases});
+
+# A session's leases end with the session and free their slots.
+is( sq(qq{SELECT count(fence_try_lease('session-' || g, '1 hour'))
+  FROM generate_series(1, $max) g}),
+	$max, "a session takes $max session leases and disconnects");
+is( sq(qq{SELECT count(fence_try_lease('next-' || g, '1 hour', owner => 'filler'))
+  FROM generate_series(1, $max) g}),
+	$max, '... their slots serve the next session');
+
+unlike(slurp_file($node->logfile), qr/TRAP|terminated by signal/,
+	'no crash in the server log');
+$node->stop;
+done_testing();
