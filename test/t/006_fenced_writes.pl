@@ -3,13 +3,15 @@
 # 12 pgbench clients for a few seconds update 3 fenced rows.  Each cycle
 # takes the row's lease with a 15 ms TTL, works for 0-30 ms (so leases
 # routinely expire mid-work and other clients take over), then updates the
-# row under the session's token in effect.  An AFTER trigger records every
-# accepted version of each row; a rejected write (LF001) records its error
-# message.  Proven: on every row the accepted fences never went backwards
-# (each version's fence >= its predecessor's), every rejected write carried
-# a token below a fence that the row really had (it was stale), the row's
-# counter equals the number of accepted writes (nothing lost, nothing
-# extra), and fence_stats agrees.
+# row under the session's token in effect for that row's lease (the trigger
+# names it, lease => 'item-{id}', since a client holds several items'
+# leases).  An AFTER trigger records every accepted version of each row; a
+# rejected write (LF001) records its error message.  Proven: on every row
+# the accepted fences never went backwards (each version's fence >= its
+# predecessor's), every accepted version carries its writer's token, every
+# rejected write carried a token below a fence that the row really had (it
+# was stale), the row's counter equals the number of accepted writes
+# (nothing lost, nothing extra), and fence_stats agrees.
 use strict;
 use warnings;
 
@@ -25,7 +27,7 @@ $node->safe_psql('postgres', q{
 CREATE TABLE items (id int PRIMARY KEY, writes bigint NOT NULL DEFAULT 0,
                     fence fence_token NOT NULL DEFAULT 0);
 INSERT INTO items (id) SELECT generate_series(1, 3);
-SELECT fence_protect('items', column_name => 'fence');
+SELECT fence_protect('items', column_name => 'fence', lease => 'item-{id}');
 
 CREATE TABLE versions (seq bigserial, id int, old_fence bigint, new_fence bigint);
 CREATE FUNCTION record_version() RETURNS trigger LANGUAGE plpgsql AS $$
