@@ -65,6 +65,8 @@ all install installcheck:
 	@exit 1
 endif
 
+$(OBJS): src/fence.h
+
 fence--1.0.sql: $(SQL_PARTS)
 	cat $(SQL_PARTS) > $@
 

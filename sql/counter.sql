@@ -3,12 +3,23 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS fence;
 RESET client_min_messages;
 
--- Jump well past anything other tests issue; the value comes back.
+-- Jump well past anything other tests issue; the value comes back, and the
+-- next token is the one after it.
 SELECT fence_advance_tokens(1000000) AS advanced;
--- Never back: asking for less returns the next value, above the last one.
-SELECT fence_advance_tokens(5)::bigint AS first \gset
-SELECT :first > 1000000 AS moved_on;
-SELECT fence_advance_tokens(5)::bigint > :first AS never_back;
+SELECT fence_try_lease('counter:a', '1 minute') AS next_token;
+-- Never back: asking for less changes nothing and returns the counter's
+-- value, the last token handed out.
+SELECT fence_advance_tokens(5) AS unchanged;
+SELECT fence_try_lease('counter:b', '1 minute') AS next_token;
+-- Forward again, past the counter's block of 1024 reserved tokens.
+SELECT fence_advance_tokens(1005000) AS advanced;
+SELECT fence_try_lease('counter:c', '1 minute') AS next_token;
+SELECT fence_release('counter:' || k, t)
+  FROM (VALUES ('a', 1000001), ('b', 1000002), ('c', 1005001)) AS v(k, t);
+
+-- The sequence behind it holds the end of the last reserved block, so a
+-- dump carries a value at or above every token handed out.
+SELECT last_value >= 1005001 AS dump_value_covers_tokens FROM fence_token_counter;
 
 -- Bad input.
 SELECT fence_advance_tokens(NULL);

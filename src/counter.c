@@ -11,13 +11,19 @@
  * A bare nextval() is not enough, though.  A sequence logs a value in WAL
  * ahead of handing it out, but nobody flushes that WAL until some commit
  * does; if the transaction that got the value aborts and the server
- * crashes, the sequence comes back below it and hands it out again.  So
- * after each nextval we flush WAL up to the LSN of the sequence's page,
- * which covers the record that logged our value.  The sequence logs once
- * per 32 values, and a flush that is already done is only a comparison, so
- * this costs one WAL flush per 32 tokens, not one per token.  With a
- * synchronous standby we also wait for it to confirm that LSN, so the
- * counter survives promotion.
+ * crashes, the sequence comes back below it and hands it out again.
+ *
+ * So tokens are handed out in blocks.  The sequence counts in steps of its
+ * INCREMENT (1024): one nextval reserves the block of tokens up to the value
+ * it returns.  We flush WAL up to the LSN of the sequence's page, which
+ * covers the record that logged the value (and with a synchronous standby,
+ * wait for the standby to confirm it), and only then put the block in
+ * shared memory, where every backend of the database takes tokens from it
+ * under a spinlock.  A token is thus durable before anyone can see it, and
+ * a grant costs one spinlock, not one flush: the flush happens once per
+ * block.  After a crash the blocks in shared memory are gone, and the
+ * sequence resumes above every block it ever reserved, so no token comes
+ * back; the tokens of a lost block are simply skipped (gaps are allowed).
  *
  *-------------------------------------------------------------------------
  */
@@ -40,13 +46,20 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
+#include "catalog/pg_sequence.h"
+#include "access/htup_details.h"
 
 #include "fence.h"
 
 #define FENCE_COUNTER_NAME "fence_token_counter"
 
-/* The counter's OID in this backend's database, cached until invalidated. */
+/*
+ * The counter's OID in this backend's database and its INCREMENT (the block
+ * size), cached until a relcache invalidation.
+ */
 static Oid	counter_relid = InvalidOid;
+static int64 counter_increment = 0;
 static bool counter_callback_registered = false;
 
 static void
@@ -60,6 +73,7 @@ static Oid
 counter_oid(void)
 {
 	Oid			nspoid;
+	HeapTuple	tuple;
 
 	if (OidIsValid(counter_relid))
 		return counter_relid;
@@ -79,6 +93,18 @@ counter_oid(void)
 				 errmsg("the fence token counter of database \"%s\" is missing",
 						get_database_name(MyDatabaseId)),
 				 errhint("Run CREATE EXTENSION fence in this database.")));
+
+	tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(counter_relid));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for sequence %u", counter_relid);
+	counter_increment = ((Form_pg_sequence) GETSTRUCT(tuple))->seqincrement;
+	ReleaseSysCache(tuple);
+	if (counter_increment < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the fence token counter must count upwards"),
+				 errdetail("Its increment is " INT64_FORMAT ".", counter_increment),
+				 errhint("Restore it with ALTER SEQUENCE fence_token_counter INCREMENT BY 1024.")));
 	return counter_relid;
 }
 
@@ -86,6 +112,7 @@ counter_oid(void)
 static void
 require_writable(void)
 {
+	FenceRequirePreload();		/* the blocks live in shared memory */
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
@@ -148,36 +175,114 @@ counter_make_durable(Oid relid)
 }
 
 /*
+ * Reserve the next block from the sequence and make it durable, then put it
+ * in shared memory unless a newer block is there already (another backend
+ * refilled meanwhile; ours is then skipped).  Tokens up to "floor" are
+ * never handed out afterwards.  Runs with no LWLock or spinlock held.
+ */
+static void
+counter_refill(Oid relid, FenceCounterBlock *block, FenceToken floor)
+{
+	int64		last = nextval_internal(relid, false);
+
+	counter_make_durable(relid);
+
+	SpinLockAcquire(&block->mutex);
+	if (block->relid == relid && last > block->last)
+	{
+		block->next = Max(block->next, last - counter_increment + 1);
+		block->last = last;
+	}
+	block->next = Max(block->next, floor + 1);
+	SpinLockRelease(&block->mutex);
+}
+
+/*
+ * The block of this database, emptied if it came from another counter (the
+ * extension was dropped and created again since).  Spinlock held on return.
+ */
+static FenceCounterBlock *
+counter_lock_block(Oid relid)
+{
+	FenceCounterBlock *block = FenceStatsCounterBlock();
+
+	SpinLockAcquire(&block->mutex);
+	if (block->relid != relid)
+	{
+		block->relid = relid;
+		block->next = 1;
+		block->last = 0;
+	}
+	return block;
+}
+
+/*
  * The next token of this database's counter, durable before it returns.
- * Must be called without any LWLock held: it does I/O and may wait.
+ * Must be called without any LWLock held: a refill does I/O and may wait.
  */
 FenceToken
 FenceCounterNext(void)
 {
 	Oid			relid;
-	int64		value;
 
 	require_writable();
 	relid = counter_oid();
-	value = nextval_internal(relid, false);
-	counter_make_durable(relid);
-	return (FenceToken) value;
+
+	for (;;)
+	{
+		FenceCounterBlock *block = counter_lock_block(relid);
+
+		if (block->next <= block->last)
+		{
+			FenceToken	token = block->next++;
+
+			SpinLockRelease(&block->mutex);
+			return token;
+		}
+		SpinLockRelease(&block->mutex);
+
+		counter_refill(relid, block, 0);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*
- * Move the counter forward so that the next token is above at_least; never
- * back.  Returns the counter's value afterwards.
+ * Move the counter forward so that every later token is above at_least;
+ * never back.  Returns the counter's value afterwards: the last token handed
+ * out or skipped, at least at_least.
  */
 FenceToken
 FenceCounterAdvance(FenceToken at_least)
 {
 	Oid			relid;
-	int64		value;
+	FenceCounterBlock *block;
+	int64		last;
+	FenceToken	result;
 
 	require_writable();
 	relid = counter_oid();
-	value = nextval_internal(relid, false);
-	if (value < at_least)
+
+	/* Below the end of the current block: no I/O, just skip ahead. */
+	block = counter_lock_block(relid);
+	if (at_least < block->last)
+	{
+		block->next = Max(block->next, at_least + 1);
+		result = block->next - 1;
+		SpinLockRelease(&block->mutex);
+		return result;
+	}
+	SpinLockRelease(&block->mutex);
+
+	/*
+	 * setval() could move the sequence back below a block that a concurrent
+	 * grant reserved between our nextval and our setval.  This lock, which
+	 * conflicts with nextval's RowExclusiveLock and with itself, keeps the
+	 * two apart; it is held to the end of the transaction.
+	 */
+	LockRelationOid(relid, ShareRowExclusiveLock);
+
+	last = nextval_internal(relid, false);
+	if (last <= at_least)
 	{
 		Oid			save_userid;
 		int			save_sec_context;
@@ -196,10 +301,19 @@ FenceCounterAdvance(FenceToken at_least)
 							   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 		DirectFunctionCall2(setval_oid, ObjectIdGetDatum(relid), Int64GetDatum(at_least));
 		SetUserIdAndSecContext(save_userid, save_sec_context);
-		value = at_least;
 	}
 	counter_make_durable(relid);
-	return (FenceToken) value;
+
+	block = counter_lock_block(relid);
+	if (last > at_least && last > block->last)
+	{
+		block->next = Max(block->next, last - counter_increment + 1);
+		block->last = last;
+	}
+	block->next = Max(block->next, at_least + 1);
+	result = block->next - 1;
+	SpinLockRelease(&block->mutex);
+	return result;
 }
 
 /*

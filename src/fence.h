@@ -26,6 +26,7 @@
 
 #include "datatype/timestamp.h"
 #include "fmgr.h"
+#include "storage/spin.h"
 
 /*
  * SQLSTATEs of our own.  Class "LF" (lease/fence) is not used by
@@ -94,12 +95,26 @@ typedef enum FenceStat
 	FENCE_NUM_STATS
 } FenceStat;
 
+/*
+ * The durable counter's block of reserved tokens in one database (kept in
+ * stats.c's per-database slot, used only by counter.c).  Tokens next..last
+ * are durable and not yet handed out; next > last means none are left.
+ */
+typedef struct FenceCounterBlock
+{
+	slock_t		mutex;
+	Oid			relid;			/* the counter sequence the block came from */
+	FenceToken	next;
+	FenceToken	last;
+} FenceCounterBlock;
+
 extern void FenceStatsShmemRequest(void);
 extern Size FenceStatsShmemSize(void);
 extern void FenceStatsShmemInit(void);
 extern void FenceStatsCount(FenceStat which);
 extern void FenceStatsAdd(FenceStat which, uint64 n);
 extern bool FenceStatsPublishGrant(FenceToken token);
+extern FenceCounterBlock *FenceStatsCounterBlock(void);
 
 /* counter.c */
 extern FenceToken FenceCounterNext(void);

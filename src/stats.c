@@ -2,7 +2,8 @@
  *
  * stats.c
  *		Per-database shared state: the counters behind the fence_stats view,
- *		and the highest token granted so far in each database.
+ *		the highest token granted so far in each database, and the block of
+ *		tokens the durable counter (counter.c) is handing out.
  *
  * The high-water mark is what makes grants appear in token order.  Tokens
  * come from the durable counter outside any lease lock, so two grants can
@@ -23,6 +24,7 @@
 #include "port/atomics.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
 #include "commands/dbcommands.h"
 
@@ -35,6 +37,7 @@ typedef struct FenceDbSlot
 	pg_atomic_uint32 dbid;		/* InvalidOid while free; never freed */
 	pg_atomic_uint64 max_granted;	/* highest token granted */
 	pg_atomic_uint64 counters[FENCE_NUM_STATS];
+	FenceCounterBlock counter_block;	/* owned by counter.c */
 } FenceDbSlot;
 
 typedef struct FenceStatsShared
@@ -77,6 +80,10 @@ FenceStatsShmemInit(void)
 			pg_atomic_init_u64(&slot->max_granted, 0);
 			for (int j = 0; j < FENCE_NUM_STATS; j++)
 				pg_atomic_init_u64(&slot->counters[j], 0);
+			SpinLockInit(&slot->counter_block.mutex);
+			slot->counter_block.relid = InvalidOid;
+			slot->counter_block.next = 1;
+			slot->counter_block.last = 0;
 		}
 	}
 }
@@ -130,6 +137,17 @@ get_my_slot(void)
 	return my_slot;
 }
 
+static void
+too_many_databases(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("too many databases use fence leases"),
+			 errdetail("The server keeps shared lease state for at most %d databases.",
+					   FENCE_MAX_DATABASES),
+			 errhint("Use fence in fewer databases, or restart the server to forget dropped ones.")));
+}
+
 void
 FenceStatsCount(FenceStat which)
 {
@@ -165,11 +183,7 @@ FenceStatsPublishGrant(FenceToken token)
 	uint64		seen;
 
 	if (slot == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many databases use fence leases"),
-				 errdetail("The server keeps shared lease state for at most %d databases.",
-						   FENCE_MAX_DATABASES)));
+		too_many_databases();
 
 	seen = pg_atomic_read_u64(&slot->max_granted);
 	while ((uint64) token > seen)
@@ -178,6 +192,19 @@ FenceStatsPublishGrant(FenceToken token)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * This database's block of counter tokens (see counter.c).
+ */
+FenceCounterBlock *
+FenceStatsCounterBlock(void)
+{
+	FenceDbSlot *slot = get_my_slot();
+
+	if (slot == NULL)
+		too_many_databases();
+	return &slot->counter_block;
 }
 
 /*

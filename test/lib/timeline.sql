@@ -224,7 +224,7 @@ BEGIN
 		PERFORM dblink_exec(self, format('CREATE DATABASE %I', timeline.dbname(v)));
 		PERFORM dblink_exec(timeline.conn(v, 'setup'), timeline.common_sql());
 		counters := counters || (v || ' ' || timeline.run(timeline.conn(v, 'setup'),
-								 'SELECT last_value FROM fence_token_counter'));
+								 'SELECT fence_advance_tokens(0)'));
 	END LOOP;
 	RETURN format('%s: token counter at %s', title, array_to_string(counters, ', '));
 END

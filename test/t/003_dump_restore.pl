@@ -132,9 +132,17 @@ INSERT INTO channels SELECT g, take_counter_token() FROM generate_series(1, 5) g
 my $chan_max = $node->safe_psql('again', 'SELECT max(fence) FROM channels');
 $node->safe_psql('again', 'DROP EXTENSION fence CASCADE; CREATE EXTENSION fence');
 install_token_helpers($node, 'again');
+# While the server runs, fence remembers the highest token it granted in
+# this database and refuses to grant below it; after a restart only the
+# stored fences know.
+my ($lost_state, $lost_err) = sql_state($node, 'again', 'SELECT take_counter_token()');
+is($lost_state, '55000',
+	'after DROP/CREATE EXTENSION a grant below earlier tokens is refused');
+like($lost_err, qr/counter is behind tokens already granted/, '... saying why');
+$node->restart;
 my $lost = $node->safe_psql('again', 'SELECT take_counter_token()');
 cmp_ok($lost, '<=', $chan_max,
-	'after DROP/CREATE EXTENSION the counter starts over (documented)');
+	'after a restart the new counter starts over (documented)');
 $node->safe_psql('again',
 	'SELECT fence_advance_tokens((SELECT max(fence) FROM channels))');
 my $recovered = $node->safe_psql('again', 'SELECT take_counter_token()');

@@ -52,7 +52,9 @@ sub has_function
 }
 
 # Helper functions for the crash and failover tests, in database $db:
-#   take_counter_token()      a durable token straight from the counter
+#   take_counter_token()      a token from a grant of this backend's own
+#                             detached lease "ctr-<pid>", released at once
+#                             (fence_advance_tokens(0) only reads the counter)
 #   take_lease_token(key)     a token from a grant of a fresh session lease,
 #                             released at once (when leases exist)
 #   take_loop(n, every_commit, every_rollback)
@@ -66,11 +68,12 @@ sub install_token_helpers
 	my ($node, $db) = @_;
 	$node->safe_psql($db, q{
 CREATE OR REPLACE FUNCTION take_counter_token() RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE t bigint;
+DECLARE t fence_token;
 BEGIN
-	t := fence_advance_tokens(0)::text::bigint;
+	t := fence_try_lease('ctr-' || pg_backend_pid(), '1 min', 'ctr');
 	RAISE NOTICE 'TOK=%', t;
-	RETURN t;
+	PERFORM fence_release('ctr-' || pg_backend_pid(), t);
+	RETURN t::text::bigint;
 END $$;
 });
 	if (has_function($node, 'fence_try_lease'))
