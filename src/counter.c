@@ -177,11 +177,11 @@ counter_make_durable(Oid relid)
 /*
  * Reserve the next block from the sequence and make it durable, then put it
  * in shared memory unless a newer block is there already (another backend
- * refilled meanwhile; ours is then skipped).  Tokens up to "floor" are
- * never handed out afterwards.  Runs with no LWLock or spinlock held.
+ * refilled meanwhile; ours is then skipped).  Runs with no LWLock or
+ * spinlock held.
  */
 static void
-counter_refill(Oid relid, FenceCounterBlock *block, FenceToken floor)
+counter_refill(Oid relid, FenceCounterBlock *block)
 {
 	int64		last = nextval_internal(relid, false);
 
@@ -190,10 +190,9 @@ counter_refill(Oid relid, FenceCounterBlock *block, FenceToken floor)
 	SpinLockAcquire(&block->mutex);
 	if (block->relid == relid && last > block->last)
 	{
-		block->next = Max(block->next, last - counter_increment + 1);
+		block->issued = Max(block->issued, last - counter_increment);
 		block->last = last;
 	}
-	block->next = Max(block->next, floor + 1);
 	SpinLockRelease(&block->mutex);
 }
 
@@ -210,7 +209,7 @@ counter_lock_block(Oid relid)
 	if (block->relid != relid)
 	{
 		block->relid = relid;
-		block->next = 1;
+		block->issued = 0;
 		block->last = 0;
 	}
 	return block;
@@ -232,16 +231,16 @@ FenceCounterNext(void)
 	{
 		FenceCounterBlock *block = counter_lock_block(relid);
 
-		if (block->next <= block->last)
+		if (block->issued < block->last)
 		{
-			FenceToken	token = block->next++;
+			FenceToken	token = ++block->issued;
 
 			SpinLockRelease(&block->mutex);
 			return token;
 		}
 		SpinLockRelease(&block->mutex);
 
-		counter_refill(relid, block, 0);
+		counter_refill(relid, block);
 		CHECK_FOR_INTERRUPTS();
 	}
 }
@@ -266,8 +265,8 @@ FenceCounterAdvance(FenceToken at_least)
 	block = counter_lock_block(relid);
 	if (at_least < block->last)
 	{
-		block->next = Max(block->next, at_least + 1);
-		result = block->next - 1;
+		block->issued = Max(block->issued, at_least);
+		result = block->issued;
 		SpinLockRelease(&block->mutex);
 		return result;
 	}
@@ -307,11 +306,11 @@ FenceCounterAdvance(FenceToken at_least)
 	block = counter_lock_block(relid);
 	if (last > at_least && last > block->last)
 	{
-		block->next = Max(block->next, last - counter_increment + 1);
+		block->issued = Max(block->issued, last - counter_increment);
 		block->last = last;
 	}
-	block->next = Max(block->next, at_least + 1);
-	result = block->next - 1;
+	block->issued = Max(block->issued, at_least);
+	result = block->issued;
 	SpinLockRelease(&block->mutex);
 	return result;
 }

@@ -97,15 +97,15 @@ typedef enum FenceStat
 
 /*
  * The durable counter's block of reserved tokens in one database (kept in
- * stats.c's per-database slot, used only by counter.c).  Tokens next..last
- * are durable and not yet handed out; next > last means none are left.
+ * stats.c's per-database slot, used only by counter.c).  Tokens up to
+ * "last" are durable; those above "issued" are not handed out yet.
  */
 typedef struct FenceCounterBlock
 {
 	slock_t		mutex;
 	Oid			relid;			/* the counter sequence the block came from */
-	FenceToken	next;
-	FenceToken	last;
+	FenceToken	issued;			/* the last token handed out or skipped */
+	FenceToken	last;			/* the last token of the block */
 } FenceCounterBlock;
 
 extern void FenceStatsShmemRequest(void);
