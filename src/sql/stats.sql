@@ -1,7 +1,7 @@
 
 -- Per-database statistics since server start (src/stats.c).
 CREATE FUNCTION @extschema@.fence_stats_all(
-	OUT database name,
+	OUT database pg_catalog.name,
 	OUT grants bigint,
 	OUT refusals bigint,
 	OUT takeovers bigint,
@@ -13,7 +13,7 @@ CREATE FUNCTION @extschema@.fence_stats_all(
 	OUT writes_rejected bigint,
 	OUT writes_skipped bigint,
 	OUT commits_aborted bigint)
-	RETURNS SETOF record
+	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_stats' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 CREATE VIEW @extschema@.fence_stats AS
