@@ -397,11 +397,9 @@ SELECT fence_protect('hostile_t', on_stale => 'ignore');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_protect('hostile_t', lease => '');
 \echo :LAST_ERROR_SQLSTATE
--- (terse: the DETAIL of this one quotes all 10,000 bytes of the name)
-\set VERBOSITY terse
+-- (the DETAIL quotes only the start of the name)
 SELECT fence_protect('hostile_t', lease => repeat('k', 10000));
 \echo :LAST_ERROR_SQLSTATE
-\set VERBOSITY default
 SELECT fence_protect('hostile_t', lease => 'lock:{missing}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_protect('hostile_t', lease => 'lock:{id');

@@ -403,7 +403,9 @@ parse_lease_name(Relation rel, EnforceConfig *cfg)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lease name for table \"%s\" is longer than %d bytes",
 						relname, FENCE_MAX_KEY_LEN),
-				 errdetail("The lease name is \"%s\".", cfg->lease)));
+				 errdetail("The lease name starts \"%.*s...\".",
+						   pg_mbcliplen(cfg->lease, strlen(cfg->lease), 40),
+						   cfg->lease)));
 	if (!cfg->lease_has_columns)
 	{
 		if (literal_bytes == 0)

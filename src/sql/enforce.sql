@@ -3,7 +3,7 @@
 -- BEFORE INSERT OR UPDATE OR DELETE ... FOR EACH ROW EXECUTE FUNCTION
 -- fence_enforce('fence' [, 'on_stale=error|skip'] [, 'lease=NAME']
 -- [, 'strict'] [, 'require_token']).
-CREATE FUNCTION @extschema@.fence_enforce() RETURNS trigger
+CREATE FUNCTION @extschema@.fence_enforce() RETURNS pg_catalog.trigger
 	AS 'MODULE_PATHNAME' LANGUAGE C;
 
 -- Creates (or replaces) the trigger "zz_fence_enforce" on tbl, after checking

@@ -109,7 +109,7 @@ CREATE FUNCTION @extschema@.fence_leases_all(
 	OUT expires_at pg_catalog.timestamptz,
 	OUT live pg_catalog.bool,
 	OUT waiters pg_catalog.int4)
-	RETURNS SETOF record
+	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_leases_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE VIEW @extschema@.fence_leases AS

@@ -9,13 +9,13 @@
 
 CREATE TYPE @extschema@.fence_token;
 
-CREATE FUNCTION @extschema@.fence_token_in(cstring) RETURNS @extschema@.fence_token
+CREATE FUNCTION @extschema@.fence_token_in(pg_catalog.cstring) RETURNS @extschema@.fence_token
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION @extschema@.fence_token_out(@extschema@.fence_token) RETURNS cstring
+CREATE FUNCTION @extschema@.fence_token_out(@extschema@.fence_token) RETURNS pg_catalog.cstring
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION @extschema@.fence_token_recv(internal) RETURNS @extschema@.fence_token
+CREATE FUNCTION @extschema@.fence_token_recv(pg_catalog.internal) RETURNS @extschema@.fence_token
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-CREATE FUNCTION @extschema@.fence_token_send(@extschema@.fence_token) RETURNS bytea
+CREATE FUNCTION @extschema@.fence_token_send(@extschema@.fence_token) RETURNS pg_catalog.bytea
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 -- Category N (numeric, not preferred), like oid: then a fence_token and an
@@ -335,7 +335,7 @@ CREATE OPERATOR @extschema@.>= (
 -- the planner treats every integer sort.  It does hold int8's and int4's
 -- comparison functions, which an index scan needs to sort the elements of
 -- "fence = ANY ($1::int8[])".
-CREATE FUNCTION @extschema@.fence_token_sortsupport(internal) RETURNS void
+CREATE FUNCTION @extschema@.fence_token_sortsupport(pg_catalog.internal) RETURNS pg_catalog.void
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 CREATE OPERATOR CLASS @extschema@.fence_token_ops
@@ -346,8 +346,8 @@ CREATE OPERATOR CLASS @extschema@.fence_token_ops
 	OPERATOR 4 @extschema@.>=,
 	OPERATOR 5 @extschema@.>,
 	FUNCTION 1 @extschema@.fence_token_cmp(@extschema@.fence_token, @extschema@.fence_token),
-	FUNCTION 2 @extschema@.fence_token_sortsupport(internal),
-	FUNCTION 4 pg_catalog.btequalimage(oid);
+	FUNCTION 2 @extschema@.fence_token_sortsupport(pg_catalog.internal),
+	FUNCTION 4 pg_catalog.btequalimage(pg_catalog.oid);
 
 ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING btree ADD
 	OPERATOR 1 @extschema@.< (@extschema@.fence_token, pg_catalog.int8),

@@ -102,20 +102,13 @@ for my $stmt (split /;/, $text)
 	}
 }
 
-# Built-in type names without pg_catalog are resolved safely today
-# (CREATE EXTENSION searches pg_catalog first and pg_temp last), so they are
-# a TODO for the script's owners; anything else fails.
 my @types = grep { /^unqualified type / } @problems;
 my @others = grep { !/^unqualified type / } @problems;
 is(scalar(@others), 0,
 	'no unqualified object name, function call or operator in the install script')
   or diag(join("\n", @others));
-TODO:
-{
-	local $TODO = 'built-in type names without pg_catalog in src/sql/*.sql (owners told)';
-	is(scalar(@types), 0, 'the install script qualifies every built-in type name')
-	  or diag(join("\n", @types));
-}
+is(scalar(@types), 0, 'the install script qualifies every built-in type name')
+  or diag(join("\n", @types));
 
 my $unpinned = $node->safe_psql('postgres', q{
 SELECT string_agg(p.oid::regprocedure::text, ', ')
