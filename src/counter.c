@@ -203,7 +203,7 @@ counter_refill(Oid relid, FenceCounterBlock *block)
 static FenceCounterBlock *
 counter_lock_block(Oid relid)
 {
-	FenceCounterBlock *block = FenceStatsCounterBlock();
+	FenceCounterBlock *block = FenceStatsCounterBlock(false);
 
 	SpinLockAcquire(&block->mutex);
 	if (block->relid != relid)
@@ -243,6 +243,36 @@ FenceCounterNext(void)
 		counter_refill(relid, block);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/*
+ * A token from this database's current block, if it has one and nothing
+ * needs checking first.  Takes only the block's spinlock and never ERRORs,
+ * so a caller may hold an LWLock (the lease table takes the token under
+ * the partition lock that publishes the grant).  False, changing nothing,
+ * when FenceCounterNext() must be called instead: the block is empty, or
+ * the counter or the transaction has not been checked yet.
+ */
+bool
+FenceCounterTryNext(FenceToken *token)
+{
+	FenceCounterBlock *block;
+	bool		got = false;
+
+	if (!OidIsValid(counter_relid) || XactReadOnly || RecoveryInProgress())
+		return false;
+	block = FenceStatsCounterBlock(true);
+	if (block == NULL)
+		return false;
+
+	SpinLockAcquire(&block->mutex);
+	if (block->relid == counter_relid && block->issued < block->last)
+	{
+		*token = ++block->issued;
+		got = true;
+	}
+	SpinLockRelease(&block->mutex);
+	return got;
 }
 
 /*

@@ -114,10 +114,11 @@ extern void FenceStatsShmemInit(void);
 extern void FenceStatsCount(FenceStat which);
 extern void FenceStatsAdd(FenceStat which, uint64 n);
 extern bool FenceStatsPublishGrant(FenceToken token);
-extern FenceCounterBlock *FenceStatsCounterBlock(void);
+extern FenceCounterBlock *FenceStatsCounterBlock(bool missing_ok);
 
 /* counter.c */
 extern FenceToken FenceCounterNext(void);
+extern bool FenceCounterTryNext(FenceToken *token);
 extern FenceToken FenceCounterAdvance(FenceToken at_least);
 
 /* lease_table.c */

@@ -17,9 +17,11 @@
  * and expired entries are reclaimed only when the free list runs dry, a
  * partition at a time; an entry with waiters is never reclaimed.
  *
- * Granting takes a token from the durable counter, which does I/O and may
- * ERROR, so it happens with no LWLock held: decide under the partition
- * lock, drop it, take the token, then re-check and install under the lock.
+ * Granting takes a token from the durable counter.  Usually its block in
+ * shared memory has one, taken under a spinlock while the partition lock
+ * is held; when the block must be refilled (I/O, may ERROR), that happens
+ * with no LWLock held: decide under the partition lock, drop it, take the
+ * token, then re-check and install under the lock.
  * FenceStatsPublishGrant() under the lock makes grants visible in token
  * order; a grant that lost that race takes a new token.  Tokens wasted by
  * lost races leave gaps, which the token law allows.
@@ -589,9 +591,14 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 	}
 	if (in_restart_grace(wake_at))
 		return STEP_GRACE;
-	if (slot == NULL && my_spare_slot < 0)
-		return STEP_NEED_SLOT;	/* first, so a full table wastes no token */
-	if (token == 0)
+	/*
+	 * A slot first, so that a full table wastes no token.  The fast paths
+	 * take only spinlocks, so a grant usually needs this lock just once;
+	 * reclaiming slots and refilling the counter happen with no lock held.
+	 */
+	if (slot == NULL && my_spare_slot < 0 && (my_spare_slot = pop_free()) < 0)
+		return STEP_NEED_SLOT;
+	if (token == 0 && !FenceCounterTryNext(&token))
 		return STEP_NEED_TOKEN;
 	if (!FenceStatsPublishGrant(token))
 		return STEP_LOST_RACE;

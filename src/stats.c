@@ -195,15 +195,20 @@ FenceStatsPublishGrant(FenceToken token)
 }
 
 /*
- * This database's block of counter tokens (see counter.c).
+ * This database's block of counter tokens (see counter.c).  With
+ * missing_ok, NULL instead of an error when the database has no slot.
  */
 FenceCounterBlock *
-FenceStatsCounterBlock(void)
+FenceStatsCounterBlock(bool missing_ok)
 {
 	FenceDbSlot *slot = get_my_slot();
 
 	if (slot == NULL)
+	{
+		if (missing_ok)
+			return NULL;
 		too_many_databases();
+	}
 	return &slot->counter_block;
 }
 
