@@ -243,7 +243,9 @@ SELECT fence_lease_status('hostile', -1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_lease_status('hostile', '');
 \echo :LAST_ERROR_SQLSTATE
+-- The extreme tokens, against a released key and against a held one.
 SELECT fence_lease_status('hostile', 0) AS status_0, fence_lease_status('hostile', 9223372036854775807) AS status_max;
+SELECT fence_lease_status('hostile-sentinel', 0) AS held_status_0, fence_lease_status('hostile-sentinel', 9223372036854775807) AS held_status_max;
 SELECT fence_assert_current(NULL::text, 1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_assert_current('', 1);

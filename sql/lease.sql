@@ -86,6 +86,9 @@ SELECT fence_lease_status('lease:d', (:base + t)::text::fence_token) FROM tok WH
 SELECT fence_release('lease:d', (:base + t)::text::fence_token) FROM tok WHERE name = 'd2';
 SELECT fence_lease_status('lease:d', (:base + t)::text::fence_token) FROM tok WHERE name = 'd2';
 SELECT fence_release('lease:d', (:base + t)::text::fence_token) AS twice FROM tok WHERE name = 'd2';
+-- A released entry gives its slot back at once: older tokens of the key
+-- read as released too, no longer as superseded.
+SELECT fence_lease_status('lease:d', (:base + t)::text::fence_token) AS d1_after_release FROM tok WHERE name = 'd1';
 -- A key the table never saw, and a token it never granted, read as released.
 SELECT fence_lease_status('lease:never', '1');
 SELECT fence_lease_status('lease:b', '9223372036854775807');

@@ -11,11 +11,14 @@
  * (guarded by a spinlock) otherwise.  Every operation touches one bucket
  * chain, so its cost does not depend on how many leases are held.
  *
- * An entry is either held (scope set; live while FenceNow() < expires_at)
- * or released: a tombstone that keeps the last token of its key, so that
- * fence_lease_status() can tell "superseded" from "released".  Tombstones
- * and expired entries are reclaimed only when the free list runs dry, a
- * partition at a time; an entry with waiters is never reclaimed.
+ * An entry is held (scope set; live while FenceNow() < expires_at) until
+ * it is released or broken; then its slot goes straight back to the free
+ * list, unless backends wait in its queue: such an entry stays, released,
+ * for the head of the queue to take.  So the table holds about as many
+ * entries as there are leases, and a grant touches few, cache-warm slots.
+ * Expired entries keep their last token (fence_lease_status() says
+ * "superseded" for older ones) until the free list runs dry; then they
+ * are reclaimed a partition at a time.  An entry with waiters never is.
  *
  * Granting takes a token from the durable counter.  Usually its block in
  * shared memory has one, taken under a spinlock while the partition lock
@@ -266,36 +269,47 @@ bucket_head(uint32 hash)
 	return &lease_buckets[partition * (lease_shared->bucket_mask + 1) + bucket];
 }
 
-/* The slot of (dbid, key), or -1.  Caller holds the partition lock. */
-static int32
-lookup(uint32 hash, Oid dbid, const char *key, int keylen)
+/*
+ * The link that points at the entry of (dbid, key) -- its bucket head or
+ * its predecessor's next -- or NULL.  Caller holds the partition lock.
+ */
+static int32 *
+lookup_link(uint32 hash, Oid dbid, const char *key, int keylen)
 {
-	for (int32 idx = *bucket_head(hash); idx >= 0; idx = lease_slots[idx].next)
+	for (int32 *link = bucket_head(hash); *link >= 0;
+		 link = &lease_slots[*link].next)
 	{
-		FenceLeaseSlot *slot = &lease_slots[idx];
+		FenceLeaseSlot *slot = &lease_slots[*link];
 
 		if (slot->keylen == keylen && slot->dbid == dbid &&
 			memcmp(slot->text, key, keylen) == 0)
-			return idx;
+			return link;
 	}
-	return -1;
+	return NULL;
+}
+
+/* The slot of (dbid, key), or -1.  Caller holds the partition lock. */
+static inline int32
+lookup(uint32 hash, Oid dbid, const char *key, int keylen)
+{
+	int32	   *link = lookup_link(hash, dbid, key, keylen);
+
+	return link ? *link : -1;
 }
 
 /*
- * Lock the partition of (dbid, key) in the given mode and return its entry,
- * or NULL.  The caller releases *lock.
+ * Lock the partition of (dbid, key) in the given mode and return the link
+ * to its entry (see lookup_link), or NULL.  The caller releases *lock.
  */
-static FenceLeaseSlot *
+static int32 *
 lock_entry(Oid dbid, const char *key, int keylen, LWLockMode mode,
 		   LWLock **lock)
 {
 	uint32		hash = lease_hash(dbid, key, keylen);
-	int32		idx;
 
 	*lock = partition_lock(hash);
 	LWLockAcquire(*lock, mode);
-	idx = lookup(hash, dbid, key, keylen);
-	return (idx >= 0) ? &lease_slots[idx] : NULL;
+	return lookup_link(hash, dbid, key, keylen);
 }
 
 static inline bool
@@ -789,17 +803,30 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 /* ---------- release, renew, break, status ---------- */
 
 /*
- * Turn a held entry into a released one, and wake the head of its queue,
- * who may now take it.  Caller holds the partition lock.
+ * End the lease of the entry *link points at (caller holds its partition
+ * lock exclusively).  With nobody waiting, the entry is unlinked and its
+ * slot goes back on the free list at once: that keeps the table's working
+ * set to the leases actually held, as in PostgreSQL's lock manager, rather
+ * than every key ever taken (a table full of released entries costs a
+ * cache and TLB miss per slot on every grant and reclaim).  An entry with
+ * waiters stays, released, and the head of its queue is woken to take it.
  */
 static void
-release_slot(FenceLeaseSlot *slot)
+release_entry(int32 *link)
 {
+	int32		idx = *link;
+	FenceLeaseSlot *slot = &lease_slots[idx];
+
 	slot->scope = FENCE_SCOPE_NONE;
 	slot->holder = -1;
 	slot->ownerlen = 0;
 	if (slot->wait_head >= 0)
+	{
 		wake_proc(slot->wait_head);
+		return;
+	}
+	*link = slot->next;
+	push_free_chain(idx, idx, 1);
 }
 
 /*
@@ -824,16 +851,18 @@ bool
 FenceLeaseRelease(const char *key, int keylen, FenceToken token)
 {
 	LWLock	   *lock;
+	int32	   *link;
 	FenceLeaseSlot *slot;
 	bool		released = false;
 
 	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
 		return false;
-	slot = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
+	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
+	slot = link ? &lease_slots[*link] : NULL;
 	if (slot && slot->scope != FENCE_SCOPE_NONE && slot->token == token &&
 		may_touch(slot))
 	{
-		release_slot(slot);
+		release_entry(link);
 		released = true;
 	}
 	LWLockRelease(lock);
@@ -848,12 +877,14 @@ bool
 FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 {
 	LWLock	   *lock;
+	int32	   *link;
 	FenceLeaseSlot *slot;
 	TimestampTz now;
 	bool		renewed = false;
 
 	Assert(lease_shared != NULL);
-	slot = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
+	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
+	slot = link ? &lease_slots[*link] : NULL;
 	now = FenceNow();
 	if (slot && slot_is_live(slot, now) && slot->token == token &&
 		may_touch(slot))
@@ -872,15 +903,17 @@ bool
 FenceLeaseBreak(const char *key, int keylen, FenceToken *token)
 {
 	LWLock	   *lock;
+	int32	   *link;
 	FenceLeaseSlot *slot;
 	bool		broken = false;
 
 	Assert(lease_shared != NULL);
-	slot = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
+	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
+	slot = link ? &lease_slots[*link] : NULL;
 	if (slot && slot->scope != FENCE_SCOPE_NONE)
 	{
 		*token = slot->token;
-		release_slot(slot);
+		release_entry(link);
 		broken = true;
 	}
 	LWLockRelease(lock);
@@ -893,18 +926,21 @@ FenceLeaseBreak(const char *key, int keylen, FenceToken *token)
 /*
  * Where token stands for the lease key of database dbid.  For the trigger
  * and fence_lease_status(); never ERRORs.  A key the table does not know
- * (never taken, or its entry reclaimed) reads as released.
+ * (never taken, released, or its expired entry reclaimed) reads as
+ * released.
  */
 FenceLeaseStatus
 FenceLeaseGetStatus(Oid dbid, const char *key, int keylen, FenceToken token)
 {
 	LWLock	   *lock;
+	int32	   *link;
 	FenceLeaseSlot *slot;
 	FenceLeaseStatus status = FENCE_LEASE_RELEASED;
 
 	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
 		return FENCE_LEASE_RELEASED;
-	slot = lock_entry(dbid, key, keylen, LW_SHARED, &lock);
+	link = lock_entry(dbid, key, keylen, LW_SHARED, &lock);
+	slot = link ? &lease_slots[*link] : NULL;
 	if (slot && token < slot->token)
 		status = FENCE_LEASE_SUPERSEDED;
 	else if (slot && token == slot->token && slot->scope != FENCE_SCOPE_NONE)
