@@ -21,6 +21,23 @@ SELECT fence_release('counter:' || k, t)
 -- dump carries a value at or above every token handed out.
 SELECT last_value >= 1005001 AS dump_value_covers_tokens FROM fence_token_counter;
 
+-- The next block is reserved ahead.  From a counter just moved to 2000000
+-- (its block used up), the first grant reserves the block 2000001..2001024;
+-- once fewer than 256 of it are left, a grant reserves 2001025..2002048
+-- before it takes its token.  Tokens run on across the end of a block with
+-- no gap, and the sequence is one block ahead of them.
+SELECT fence_advance_tokens(2000000) AS advanced;
+CREATE TEMP TABLE ahead AS
+  SELECT g, fence_try_lease('counter:ahead:' || g, '1 minute')::text::bigint AS t
+    FROM generate_series(1, 1100) AS g;
+SELECT min(t) AS first, max(t) AS last, count(DISTINCT t) AS distinct_tokens,
+       bool_and(t = 2000000 + g) AS consecutive_in_grant_order
+  FROM ahead;
+SELECT last_value AS reserved_up_to FROM fence_token_counter;
+SELECT fence_advance_tokens(0) AS counter_value;
+SELECT count(*) FILTER (WHERE fence_release('counter:ahead:' || g, t)) AS released
+  FROM ahead;
+
 -- Bad input.
 SELECT fence_advance_tokens(NULL);
 \echo :LAST_ERROR_SQLSTATE

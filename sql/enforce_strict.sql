@@ -83,6 +83,31 @@ SELECT fence_break('enfs:retention') = :t5 AS broke_t5;
 COMMIT;
 \set VERBOSITY default
 SELECT v FROM enf_s WHERE id = 1;
+-- The check at each row is exact, not only the one at COMMIT: on the
+-- frozen virtual clock, within one transaction, the row written after a
+-- break, or after a renewal that moved the end of the lease before now,
+-- is rejected at once, though the row before it passed.  (Breaking its own
+-- lease takes the token out of effect for this session, so the write
+-- after the break carries the token in the fence column, as a worker that
+-- was not told would.)
+SELECT fence_try_lease('enfs:retention', '30 seconds')::bigint AS t5b \gset
+BEGIN;
+UPDATE enf_s SET v = 'before break', fence = :t5b WHERE id = 1 RETURNING fence = :t5b AS stamped;
+SELECT fence_break('enfs:retention') = :t5b AS broke_t5b;
+\set VERBOSITY sqlstate
+UPDATE enf_s SET v = 'after break', fence = :t5b WHERE id = 2;
+\set VERBOSITY default
+ROLLBACK;
+SELECT fence_try_lease('enfs:retention', '30 seconds')::bigint AS t5c \gset
+BEGIN;
+UPDATE enf_s SET v = 'before renewal' WHERE id = 1 RETURNING fence = :t5c AS stamped;
+SELECT fence_renew('enfs:retention', :t5c, '1 second') AS renewed_shorter;
+SELECT fence_advance_clock('2 seconds') IS NOT NULL AS clock_moved;
+\set VERBOSITY sqlstate
+UPDATE enf_s SET v = 'after renewal' WHERE id = 2;
+\set VERBOSITY default
+ROLLBACK;
+SELECT v FROM enf_s ORDER BY id;
 -- Superseded: the lease expired and was granted again (here to this
 -- session, with a new token) before COMMIT.  The message names the lease
 -- (its detail, not shown, names the token and its status).

@@ -25,6 +25,13 @@
  * sequence resumes above every block it ever reserved, so no token comes
  * back; the tokens of a lost block are simply skipped (gaps are allowed).
  *
+ * The next block is reserved ahead: a grant that finds the current block
+ * running low (and no spare, and nobody reserving one) reserves the spare
+ * itself before it looks at the lease table, with no lock held.  So a
+ * grant under the partition lock almost never finds the block empty, which
+ * would make it drop the lock for the I/O (see lease_table.c), and
+ * concurrent backends do not each reserve a block when one runs out.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -54,6 +61,9 @@
 
 #define FENCE_COUNTER_NAME "fence_token_counter"
 
+/* Reserve the spare block once fewer tokens than this are left. */
+#define FENCE_COUNTER_LOW_WATER 256
+
 /*
  * The counter's OID in this backend's database and its INCREMENT (the block
  * size), cached until a relcache invalidation.
@@ -61,6 +71,9 @@
 static Oid	counter_relid = InvalidOid;
 static int64 counter_increment = 0;
 static bool counter_callback_registered = false;
+
+/* The block whose spare this backend is reserving, for clean-up on exit. */
+static FenceCounterBlock *my_reserving_block = NULL;
 
 static void
 counter_relcache_callback(Datum arg, Oid relid)
@@ -175,23 +188,59 @@ counter_make_durable(Oid relid)
 }
 
 /*
- * Reserve the next block from the sequence and make it durable, then put it
- * in shared memory unless a newer block is there already (another backend
- * refilled meanwhile; ours is then skipped).  Runs with no LWLock or
- * spinlock held.
+ * Take the next token of the block, moving on to the spare block when the
+ * current one is used up.  Block spinlock held.  Tokens only go up: a spare
+ * that is not above the current block (the counter was advanced, or
+ * refilled, past it meanwhile) is dropped.
  */
-static void
-counter_refill(Oid relid, FenceCounterBlock *block)
+static inline bool
+block_take(FenceCounterBlock *block, FenceToken *token)
+{
+	if (block->issued >= block->last && block->spare_last != 0)
+	{
+		if (block->spare_last > block->last)
+		{
+			block->issued = Max(block->issued, block->spare_first - 1);
+			block->last = block->spare_last;
+		}
+		block->spare_first = block->spare_last = 0;
+	}
+	if (block->issued >= block->last)
+		return false;
+	*token = ++block->issued;
+	return true;
+}
+
+/*
+ * Reserve the next block from the sequence, make it durable, and return its
+ * last value (the block is the counter_increment values up to it).  Runs
+ * with no LWLock or spinlock held; may ERROR.
+ */
+static int64
+counter_reserve(Oid relid)
 {
 	int64		last = nextval_internal(relid, false);
 
 	counter_make_durable(relid);
+	return last;
+}
+
+/*
+ * Refill an empty block with a newly reserved one, unless a newer block is
+ * there already (another backend refilled meanwhile; ours is then skipped).
+ */
+static void
+counter_refill(Oid relid, FenceCounterBlock *block)
+{
+	int64		last = counter_reserve(relid);
 
 	SpinLockAcquire(&block->mutex);
 	if (block->relid == relid && last > block->last)
 	{
 		block->issued = Max(block->issued, last - counter_increment);
 		block->last = last;
+		if (block->spare_last <= last)
+			block->spare_first = block->spare_last = 0;
 	}
 	SpinLockRelease(&block->mutex);
 }
@@ -209,8 +258,10 @@ counter_lock_block(Oid relid)
 	if (block->relid != relid)
 	{
 		block->relid = relid;
+		block->reserving = false;
 		block->issued = 0;
 		block->last = 0;
+		block->spare_first = block->spare_last = 0;
 	}
 	return block;
 }
@@ -230,11 +281,10 @@ FenceCounterNext(void)
 	for (;;)
 	{
 		FenceCounterBlock *block = counter_lock_block(relid);
+		FenceToken	token;
 
-		if (block->issued < block->last)
+		if (block_take(block, &token))
 		{
-			FenceToken	token = ++block->issued;
-
 			SpinLockRelease(&block->mutex);
 			return token;
 		}
@@ -246,12 +296,12 @@ FenceCounterNext(void)
 }
 
 /*
- * A token from this database's current block, if it has one and nothing
- * needs checking first.  Takes only the block's spinlock and never ERRORs,
- * so a caller may hold an LWLock (the lease table takes the token under
- * the partition lock that publishes the grant).  False, changing nothing,
- * when FenceCounterNext() must be called instead: the block is empty, or
- * the counter or the transaction has not been checked yet.
+ * A token from this database's current or spare block, if it has one and
+ * nothing needs checking first.  Takes only the block's spinlock and never
+ * ERRORs, so a caller may hold an LWLock (the lease table takes the token
+ * under the partition lock that publishes the grant).  False, changing
+ * nothing, when FenceCounterNext() must be called instead: both blocks are
+ * empty, or the counter or the transaction has not been checked yet.
  */
 bool
 FenceCounterTryNext(FenceToken *token)
@@ -266,13 +316,81 @@ FenceCounterTryNext(FenceToken *token)
 		return false;
 
 	SpinLockAcquire(&block->mutex);
-	if (block->relid == counter_relid && block->issued < block->last)
-	{
-		*token = ++block->issued;
-		got = true;
-	}
+	if (block->relid == counter_relid)
+		got = block_take(block, token);
 	SpinLockRelease(&block->mutex);
 	return got;
+}
+
+/*
+ * Before a grant: if the current block is running low and there is no spare
+ * yet, reserve the spare now, while no lock is held, unless another backend
+ * is doing so already (then just go on: the current block has tokens left,
+ * or FenceCounterNext() refills it).  Does nothing where a token cannot be
+ * taken at all (the grant reports that).  May ERROR, like any reservation;
+ * nothing has been granted yet when it does.
+ */
+void
+FenceCounterReserveAhead(void)
+{
+	Oid			relid;
+	FenceCounterBlock *block;
+	bool		reserve;
+
+	if (XactReadOnly || RecoveryInProgress() ||
+		FenceStatsCounterBlock(true) == NULL)
+		return;
+	relid = counter_oid();
+	block = counter_lock_block(relid);
+	reserve = !block->reserving && block->spare_last == 0 &&
+		block->last - block->issued < FENCE_COUNTER_LOW_WATER;
+	if (reserve)
+	{
+		block->reserving = true;
+		my_reserving_block = block;
+	}
+	SpinLockRelease(&block->mutex);
+	if (!reserve)
+		return;
+
+	PG_TRY();
+	{
+		int64		last = counter_reserve(relid);
+
+		SpinLockAcquire(&block->mutex);
+		if (block->relid == relid && last > block->last &&
+			last > block->spare_last)
+		{
+			block->spare_first = last - counter_increment + 1;
+			block->spare_last = last;
+		}
+		block->reserving = false;
+		SpinLockRelease(&block->mutex);
+		my_reserving_block = NULL;
+	}
+	PG_CATCH();
+	{
+		FenceCounterAtExit();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Let other backends reserve the spare block again if this one was doing it
+ * and errored out or is exiting.
+ */
+void
+FenceCounterAtExit(void)
+{
+	FenceCounterBlock *block = my_reserving_block;
+
+	if (block == NULL)
+		return;
+	my_reserving_block = NULL;
+	SpinLockAcquire(&block->mutex);
+	block->reserving = false;
+	SpinLockRelease(&block->mutex);
 }
 
 /*
@@ -340,6 +458,8 @@ FenceCounterAdvance(FenceToken at_least)
 		block->last = last;
 	}
 	block->issued = Max(block->issued, at_least);
+	if (block->spare_last <= Max(block->last, block->issued))
+		block->spare_first = block->spare_last = 0;
 	result = block->issued;
 	SpinLockRelease(&block->mutex);
 	return result;

@@ -155,15 +155,14 @@ static MemoryContext enforce_cache_cxt = NULL;
 static HTAB *strict_writes = NULL;
 static SubTransactionId strict_max_subid = InvalidSubTransactionId;
 /*
- * The last pair checked and recorded, and when (lease clock).  A bulk write
- * under one lease checks the lease table again only once this is
- * FENCE_STRICT_RECHECK old: the COMMIT-time check is what makes strict
- * exact, the check at the write only makes a lost lease fail early.
+ * The last pair checked and recorded, with the lease table's stamp of it.
+ * A bulk write under one lease looks the lease up again only when the
+ * stamp no longer holds (see FenceLeaseStampHolds): the check stays exact
+ * for every row, at the cost of an atomic read instead of a lock.
  */
-#define FENCE_STRICT_RECHECK_USECS 1000
 static bool strict_last_valid = false;
 static StrictKey strict_last;
-static TimestampTz strict_last_at;
+static FenceLeaseStamp strict_last_stamp;
 
 /*
  * An UPDATE that moves a row to another partition runs as a DELETE from the
@@ -871,24 +870,24 @@ token_source_text(TokenSource source)
 
 /*
  * Was this (lease, token) found held, and recorded, by a strict write of
- * this transaction less than FENCE_STRICT_RECHECK_USECS ago?
+ * this transaction, and is it certainly still held?
  */
 static inline bool
-strict_recently_checked(const char *key, int keylen, FenceToken token)
+strict_still_held(const char *key, int keylen, FenceToken token)
 {
 	return strict_last_valid && strict_last.token == token &&
 		strict_last.keylen == keylen &&
 		memcmp(strict_last.key, key, keylen) == 0 &&
-		FenceNow() - strict_last_at < FENCE_STRICT_RECHECK_USECS;
+		FenceLeaseStampHolds(&strict_last_stamp);
 }
 
 /*
- * Remember a strict write's (lease, token), found held at "now", to check
- * it again at COMMIT.
+ * Remember a strict write's (lease, token), found held with the given
+ * stamp, to check it again at COMMIT.
  */
 static void
 record_strict_write(const char *key, int keylen, FenceToken token, Oid relid,
-					TimestampTz now)
+					const FenceLeaseStamp *stamp)
 {
 	StrictKey	k;
 	StrictWrite *w;
@@ -921,7 +920,7 @@ record_strict_write(const char *key, int keylen, FenceToken token, Oid relid,
 		strict_max_subid = subid;
 	strict_last = k;
 	strict_last_valid = true;
-	strict_last_at = now;
+	strict_last_stamp = *stamp;
 }
 
 /* Forget this transaction's strict writes (their memory goes with it). */
@@ -1110,15 +1109,17 @@ fence_enforce(PG_FUNCTION_ARGS)
 		FenceRequirePreload();
 		if (key == NULL)
 			key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
-		if (strict_recently_checked(key, keylen, token))
+		if (strict_still_held(key, keylen, token))
 			status = FENCE_LEASE_HELD;
 		else
 		{
-			TimestampTz now = FenceNow();
+			FenceLeaseStamp stamp;
 
-			status = FenceLeaseGetStatus(MyDatabaseId, key, keylen, token);
+			status = FenceLeaseGetStatus(MyDatabaseId, key, keylen, token,
+										 &stamp);
 			if (status == FENCE_LEASE_HELD)
-				record_strict_write(key, keylen, token, RelationGetRelid(rel), now);
+				record_strict_write(key, keylen, token, RelationGetRelid(rel),
+									&stamp);
 		}
 		if (status != FENCE_LEASE_HELD)
 		{
@@ -1185,7 +1186,8 @@ check_strict_writes(void)
 	while ((w = hash_seq_search(&status)) != NULL)
 	{
 		FenceLeaseStatus st = FenceLeaseGetStatus(MyDatabaseId, w->k.key,
-												  w->k.keylen, w->k.token);
+												  w->k.keylen, w->k.token,
+												  NULL);
 
 		if (st != FENCE_LEASE_HELD)
 		{

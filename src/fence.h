@@ -104,8 +104,11 @@ typedef struct FenceCounterBlock
 {
 	slock_t		mutex;
 	Oid			relid;			/* the counter sequence the block came from */
+	bool		reserving;		/* a backend is reserving the spare block */
 	FenceToken	issued;			/* the last token handed out or skipped */
 	FenceToken	last;			/* the last token of the block */
+	FenceToken	spare_first;	/* the next durable block, reserved ahead, */
+	FenceToken	spare_last;		/* or spare_last = 0 */
 } FenceCounterBlock;
 
 extern void FenceStatsShmemRequest(void);
@@ -119,6 +122,8 @@ extern FenceCounterBlock *FenceStatsCounterBlock(bool missing_ok);
 /* counter.c */
 extern FenceToken FenceCounterNext(void);
 extern bool FenceCounterTryNext(FenceToken *token);
+extern void FenceCounterReserveAhead(void);
+extern void FenceCounterAtExit(void);
 extern FenceToken FenceCounterAdvance(FenceToken at_least);
 
 /* lease_table.c */
@@ -191,8 +196,21 @@ typedef struct FenceLeaseInfo
 extern void FenceLeaseShmemRequest(void);
 extern Size FenceLeaseShmemSize(void);
 extern void FenceLeaseShmemInit(void);
+/*
+ * What a held lease looked like when it was checked: enough to tell later,
+ * without the partition lock, that nothing can have ended it since.
+ */
+typedef struct FenceLeaseStamp
+{
+	int			partition;
+	uint64		generation;		/* the partition's, when checked */
+	TimestampTz expires_at;		/* lease clock */
+} FenceLeaseStamp;
+
 extern FenceLeaseStatus FenceLeaseGetStatus(Oid dbid, const char *key,
-											int keylen, FenceToken token);
+											int keylen, FenceToken token,
+											FenceLeaseStamp *stamp);
+extern bool FenceLeaseStampHolds(const FenceLeaseStamp *stamp);
 extern const char *FenceLeaseStatusName(FenceLeaseStatus status);
 extern const char *FenceLeaseScopeName(FenceLeaseScope scope);
 extern void FenceLeaseWakeWaiters(void);

@@ -379,7 +379,7 @@ fence_lease_status_impl(FunctionCallInfo fcinfo, bool int_key)
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
 	token = get_token(fcinfo, 1);
-	status = FenceLeaseGetStatus(MyDatabaseId, key.data, key.len, token);
+	status = FenceLeaseGetStatus(MyDatabaseId, key.data, key.len, token, NULL);
 	PG_RETURN_TEXT_P(cstring_to_text(FenceLeaseStatusName(status)));
 }
 FENCE_KEYED_ENTRY_POINTS(fence_lease_status)
@@ -396,7 +396,7 @@ fence_assert_current_impl(FunctionCallInfo fcinfo, bool int_key)
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
 	token = get_token(fcinfo, 1);
-	status = FenceLeaseGetStatus(MyDatabaseId, key.data, key.len, token);
+	status = FenceLeaseGetStatus(MyDatabaseId, key.data, key.len, token, NULL);
 	switch (status)
 	{
 		case FENCE_LEASE_HELD:

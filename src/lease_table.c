@@ -20,11 +20,12 @@
  * "superseded" for older ones) until the free list runs dry; then they
  * are reclaimed a partition at a time.  An entry with waiters never is.
  *
- * Granting takes a token from the durable counter.  Usually its block in
- * shared memory has one, taken under a spinlock while the partition lock
- * is held; when the block must be refilled (I/O, may ERROR), that happens
- * with no LWLock held: decide under the partition lock, drop it, take the
- * token, then re-check and install under the lock.
+ * Granting takes a token from the durable counter.  Its block in shared
+ * memory nearly always has one (the next block is reserved ahead, before
+ * the partition lock is taken), taken under a spinlock while the partition
+ * lock is held; when the block must be refilled all the same (I/O, may
+ * ERROR), that happens with no LWLock held: decide under the partition
+ * lock, drop it, take the token, then re-check and install under the lock.
  * FenceStatsPublishGrant() under the lock makes grants visible in token
  * order; a grant that lost that race takes a new token.  Tokens wasted by
  * lost races leave gaps, which the token law allows.
@@ -38,7 +39,7 @@
  * leaves the queue in a PG_CATCH block; one that exits, in the session's
  * exit callback (FenceLeaseCancelWait).
  *
- * Slot size: 296 bytes (248 of them key and owner text), plus about 4 bytes
+ * Slot size: 296 bytes (248 of them key and owner text), plus 2 to 4 bytes
  * of bucket array per slot.
  *
  *-------------------------------------------------------------------------
@@ -112,8 +113,24 @@ typedef struct FenceWaiter
 	int32		next;			/* next procno in that queue, or -1 */
 } FenceWaiter;
 
+/*
+ * A partition's generation goes up whenever a lease of the partition ends
+ * or its expiry may move earlier (release, break, renew, takeover, reclaim);
+ * bumped under the exclusive partition lock, read without it.  A held lease
+ * seen at generation g with expiry e is still held by the same token while
+ * the generation is g and the lease clock is before e: the strict trigger
+ * re-checks a bulk write's lease that way, exactly, without the lock.  One
+ * cache line each, so that partitions do not share one.
+ */
+typedef union FenceLeaseGeneration
+{
+	pg_atomic_uint64 value;
+	char		pad[PG_CACHE_LINE_SIZE];
+} FenceLeaseGeneration;
+
 typedef struct FenceLeaseShared
 {
+	FenceLeaseGeneration generations[FENCE_LEASE_PARTITIONS];
 	LWLockPadded *locks;		/* FENCE_LEASE_PARTITIONS partition locks */
 	slock_t		free_mutex;		/* protects free_head, nfree */
 	int32		free_head;
@@ -161,10 +178,15 @@ lease_nprocs(void)
 #endif
 }
 
+/*
+ * Buckets per partition: a power of two, one for every one or two slots.
+ * Chains hold only the leases held (and released ones with waiters), so
+ * even a full table has chains of two at most on average.
+ */
 static uint32
 lease_nbuckets(void)
 {
-	uint32		want = (uint32) Max(fence_max_leases / FENCE_LEASE_PARTITIONS, 1);
+	uint32		want = (uint32) Max(fence_max_leases / FENCE_LEASE_PARTITIONS / 2, 1);
 	uint32		n = 1;
 
 	while (n < want)
@@ -225,6 +247,8 @@ FenceLeaseShmemInit(void)
 		return;
 
 	lease_shared->locks = GetNamedLWLockTranche(FENCE_LEASE_TRANCHE);
+	for (int i = 0; i < FENCE_LEASE_PARTITIONS; i++)
+		pg_atomic_init_u64(&lease_shared->generations[i].value, 0);
 	SpinLockInit(&lease_shared->free_mutex);
 	pg_atomic_init_u32(&lease_shared->sweep_hand, 0);
 	lease_shared->bucket_mask = lease_nbuckets() - 1;
@@ -258,6 +282,20 @@ static inline LWLock *
 partition_lock(uint32 hash)
 {
 	return &lease_shared->locks[hash % FENCE_LEASE_PARTITIONS].lock;
+}
+
+/* A lease of the partition ended or may end sooner.  Exclusive lock held. */
+static inline void
+bump_generation(uint32 partition)
+{
+	pg_atomic_fetch_add_u64(&lease_shared->generations[partition].value, 1);
+}
+
+/* The partition whose lock this is. */
+static inline uint32
+lock_partition(LWLock *lock)
+{
+	return (uint32) ((LWLockPadded *) lock - lease_shared->locks);
 }
 
 static inline int32 *
@@ -403,6 +441,8 @@ reclaim_some(void)
 					link = &slot->next;
 			}
 		}
+		if (count > 0)
+			bump_generation(partition);
 		LWLockRelease(lock);
 
 		if (count > 0)
@@ -634,6 +674,8 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 		*head = idx;
 	}
 	grant->takeover = (slot->scope != FENCE_SCOPE_NONE);
+	if (grant->takeover)
+		bump_generation(hash % FENCE_LEASE_PARTITIONS);
 	slot->scope = (uint8) req->scope;
 	slot->token = token;
 	slot->granted_at = now;
@@ -690,9 +732,12 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 
 	/*
 	 * Claim this database's statistics slot now, so that publishing a grant
-	 * under the partition lock below cannot fail.
+	 * under the partition lock below cannot fail; and see that the token
+	 * counter has a block ready, so that the grant need not drop the lock
+	 * to wait for one.
 	 */
 	(void) FenceStatsPublishGrant(0);
+	FenceCounterReserveAhead();
 
 	PG_TRY();
 	{
@@ -803,20 +848,22 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 /* ---------- release, renew, break, status ---------- */
 
 /*
- * End the lease of the entry *link points at (caller holds its partition
- * lock exclusively).  With nobody waiting, the entry is unlinked and its
- * slot goes back on the free list at once: that keeps the table's working
- * set to the leases actually held, as in PostgreSQL's lock manager, rather
- * than every key ever taken (a table full of released entries costs a
- * cache and TLB miss per slot on every grant and reclaim).  An entry with
- * waiters stays, released, and the head of its queue is woken to take it.
+ * End the lease of the entry *link points at; the caller holds its
+ * partition lock, "lock", exclusively.  With nobody waiting, the entry is
+ * unlinked and its slot goes back on the free list at once: that keeps the
+ * table's working set to the leases actually held, as in PostgreSQL's lock
+ * manager, rather than every key ever taken (a table full of released
+ * entries costs a cache and TLB miss per slot on every grant and reclaim).
+ * An entry with waiters stays, released, and the head of its queue is
+ * woken to take it.
  */
 static void
-release_entry(int32 *link)
+release_entry(int32 *link, LWLock *lock)
 {
 	int32		idx = *link;
 	FenceLeaseSlot *slot = &lease_slots[idx];
 
+	bump_generation(lock_partition(lock));
 	slot->scope = FENCE_SCOPE_NONE;
 	slot->holder = -1;
 	slot->ownerlen = 0;
@@ -862,7 +909,7 @@ FenceLeaseRelease(const char *key, int keylen, FenceToken token)
 	if (slot && slot->scope != FENCE_SCOPE_NONE && slot->token == token &&
 		may_touch(slot))
 	{
-		release_entry(link);
+		release_entry(link, lock);
 		released = true;
 	}
 	LWLockRelease(lock);
@@ -889,6 +936,8 @@ FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 	if (slot && slot_is_live(slot, now) && slot->token == token &&
 		may_touch(slot))
 	{
+		/* The new expiry may be earlier. */
+		bump_generation(lock_partition(lock));
 		slot->expires_at = lease_deadline(now, ttl);
 		renewed = true;
 	}
@@ -913,7 +962,7 @@ FenceLeaseBreak(const char *key, int keylen, FenceToken *token)
 	if (slot && slot->scope != FENCE_SCOPE_NONE)
 	{
 		*token = slot->token;
-		release_entry(link);
+		release_entry(link, lock);
 		broken = true;
 	}
 	LWLockRelease(lock);
@@ -927,11 +976,14 @@ FenceLeaseBreak(const char *key, int keylen, FenceToken *token)
  * Where token stands for the lease key of database dbid.  For the trigger
  * and fence_lease_status(); never ERRORs.  A key the table does not know
  * (never taken, released, or its expired entry reclaimed) reads as
- * released.
+ * released.  When the lease is held and stamp is not NULL, *stamp is set
+ * for FenceLeaseStampHolds().
  */
 FenceLeaseStatus
-FenceLeaseGetStatus(Oid dbid, const char *key, int keylen, FenceToken token)
+FenceLeaseGetStatus(Oid dbid, const char *key, int keylen, FenceToken token,
+					FenceLeaseStamp *stamp)
 {
+	uint32		hash;
 	LWLock	   *lock;
 	int32	   *link;
 	FenceLeaseSlot *slot;
@@ -939,15 +991,39 @@ FenceLeaseGetStatus(Oid dbid, const char *key, int keylen, FenceToken token)
 
 	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
 		return FENCE_LEASE_RELEASED;
-	link = lock_entry(dbid, key, keylen, LW_SHARED, &lock);
+	hash = lease_hash(dbid, key, keylen);
+	lock = partition_lock(hash);
+	LWLockAcquire(lock, LW_SHARED);
+	link = lookup_link(hash, dbid, key, keylen);
 	slot = link ? &lease_slots[*link] : NULL;
 	if (slot && token < slot->token)
 		status = FENCE_LEASE_SUPERSEDED;
 	else if (slot && token == slot->token && slot->scope != FENCE_SCOPE_NONE)
 		status = slot_is_live(slot, FenceNow()) ?
 			FENCE_LEASE_HELD : FENCE_LEASE_EXPIRED;
+	if (status == FENCE_LEASE_HELD && stamp != NULL)
+	{
+		stamp->partition = hash % FENCE_LEASE_PARTITIONS;
+		stamp->generation =
+			pg_atomic_read_u64(&lease_shared->generations[stamp->partition].value);
+		stamp->expires_at = slot->expires_at;
+	}
 	LWLockRelease(lock);
 	return status;
+}
+
+/*
+ * Is the lease that FenceLeaseGetStatus() found held still held by the same
+ * token?  True only if nothing in its partition ended or shortened a lease
+ * since, and it has not expired: exact, and without the partition lock.
+ */
+bool
+FenceLeaseStampHolds(const FenceLeaseStamp *stamp)
+{
+	pg_memory_barrier();
+	return pg_atomic_read_u64(&lease_shared->generations[stamp->partition].value) ==
+		stamp->generation &&
+		FenceNow() < stamp->expires_at;
 }
 
 const char *

@@ -82,8 +82,11 @@ FenceStatsShmemInit(void)
 				pg_atomic_init_u64(&slot->counters[j], 0);
 			SpinLockInit(&slot->counter_block.mutex);
 			slot->counter_block.relid = InvalidOid;
+			slot->counter_block.reserving = false;
 			slot->counter_block.issued = 0;
 			slot->counter_block.last = 0;
+			slot->counter_block.spare_first = 0;
+			slot->counter_block.spare_last = 0;
 		}
 	}
 }
