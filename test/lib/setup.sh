@@ -82,7 +82,7 @@ fence_setup() {
 	local stage=$FENCE_WORK/install
 
 	fence_log "building fence"
-	make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_ROOT/bin/pg_config" >/dev/null
+	make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_ROOT/bin/pg_config" COPT=-Werror >/dev/null
 
 	# A private, relocated copy of PostgreSQL: its binaries find share/ and
 	# lib/ relative to themselves, exactly as PostgreSQL's own "make check"
@@ -91,7 +91,7 @@ fence_setup() {
 	mkdir -p "$stage/usr/lib/postgresql" "$stage/usr/share/postgresql"
 	cp -a "$FENCE_PG_ROOT" "$stage/usr/lib/postgresql/"
 	cp -a "$FENCE_PG_SHARE" "$stage/usr/share/postgresql/"
-	make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_ROOT/bin/pg_config" DESTDIR="$stage" install >/dev/null
+	make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_ROOT/bin/pg_config" COPT=-Werror DESTDIR="$stage" install >/dev/null
 
 	FENCE_BIN=$stage$FENCE_PG_ROOT/bin
 	FENCE_PGXS=$stage$FENCE_PG_ROOT/lib/pgxs

@@ -1,7 +1,7 @@
-# Security (issue 6 item 8).
+# Security.
 #
 # 1. The install script resists search_path attacks: a lint of the built
-#    fence--1.0.sql finds every object it creates, every type in a
+#    install and update scripts finds every object it creates, every type in a
 #    signature, and every function or operator it references qualified
 #    with @extschema@ or pg_catalog (names of keyword types such as bigint
 #    are resolved by the grammar and need no schema); functions written in
@@ -28,7 +28,14 @@ my $node = fence_node('security', conf => "fence.test_clock = on\n");
 # --- 1a. lint of the install script ----------------------------------------------
 
 my $sharedir = $node->config_data('--sharedir');
-my $script = slurp_file("$sharedir/extension/fence--1.0.sql");
+my $version = $node->safe_psql('postgres',
+	q{SELECT default_version FROM pg_available_extensions WHERE name = 'fence'});
+# The fresh install script of the current version and every update script
+# (fence--1.0.sql is frozen as it shipped and was linted then).
+my @updates = glob("$sharedir/extension/fence--*--*.sql");
+my @scripts = ("$sharedir/extension/fence--$version.sql", sort @updates);
+ok(scalar(@scripts) >= 2, 'the lint finds the install script and an update script');
+my $script = join("\n;\n", map { slurp_file($_) } @scripts);
 
 # Names the grammar resolves itself (SQL keyword types) and words of DDL
 # syntax that may precede "(".
@@ -47,6 +54,7 @@ my %syntax = map { $_ => 1 }
 my @problems;
 my @bodies;
 (my $text = $script) =~ s/--[^\n]*//g;            # comments
+$text =~ s/^\\[^\n]*//mg;                          # psql's \echo ... \quit guard
 $text =~ s/\$(\w*)\$(.*?)\$\1\$/push @bodies, $2; "''"/gse; # dollar-quoted bodies
 $text =~ s/'(?:[^']|'')*'/''/g;                  # string literals
 for my $stmt (split /;/, $text)
