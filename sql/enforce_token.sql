@@ -1,4 +1,4 @@
--- The fence_enforce trigger with the token in effect (SPEC section 3): set
+-- The fence_enforce trigger with the token in effect: set
 -- by fence_use_token, or taken with a lease.  Tokens of real leases depend
 -- on what ran before, so they are compared, never printed.
 SET client_min_messages = warning;

@@ -1,5 +1,5 @@
 -- Hostile input: every malformed argument at every function, each with its
--- documented SQLSTATE (SPEC sections 2-5), and the server still standing at
+-- documented SQLSTATE, and the server still standing at
 -- the end.  NULL in each position, empty, over-long (201 bytes) and
 -- 10,000-byte keys and owners, absurd intervals, tokens at 0, -1 and
 -- 2^63-1, wrong trigger definitions and arguments.  Results that depend on

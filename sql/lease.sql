@@ -1,4 +1,4 @@
--- Leases: taking, re-taking, releasing, renewing, checking (SPEC section 3).
+-- Leases: taking, re-taking, releasing, renewing, checking.
 -- Error paths are in lease_errors, scopes and the token in effect in
 -- lease_scopes, capacity in lease_table.
 SET client_min_messages = warning;

@@ -1,4 +1,4 @@
--- The fence_token type (SPEC section 2): text and binary I/O, bad input,
+-- The fence_token type: text and binary I/O, bad input,
 -- comparisons with itself and with int8/int4, btree and hash operator
 -- classes, min/max, casts, no arithmetic, and the seeds' UPDATE.
 SET client_min_messages = warning;

@@ -8,7 +8,7 @@
  *
  * The trigger is the guarantee half of fence: a worker that paused past its
  * lease still has its old token in effect, and the storage rejects it.  Per
- * row (SPEC section 4):
+ * row:
  *
  *	T, the write's token: for UPDATE, the new value of the fence column if
  *	the statement set it (tg_updatedcols), else the token in effect; for

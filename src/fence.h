@@ -135,7 +135,7 @@ typedef enum FenceLeaseStatus
 	FENCE_LEASE_RELEASED		/* released, broken, or unknown to the table */
 } FenceLeaseStatus;
 
-/* Who holds a lease, and so when it ends (SPEC section 3). */
+/* Who holds a lease, and so when it ends. */
 typedef enum FenceLeaseScope
 {
 	FENCE_SCOPE_NONE = 0,		/* not held (a released entry) */

@@ -11,7 +11,7 @@
  * backend releases that lease, when a transaction lease's transaction (or
  * savepoint) ends, and with the session.
  *
- * The token in effect (SPEC section 3) for a write guarded by lease K:
+ * The token in effect for a write guarded by lease K:
  *	1. the latest fence_use_token(token, K) of this transaction;
  *	2. else the latest fence_use_token(token) without a key;
  *	3. else the token this backend remembers for K;

@@ -1,4 +1,4 @@
-# Token law across crashes (issue 6 item 1, issue 3 item 9).
+# Token law across crashes.
 #
 # Four rounds.  In each, clients take tokens while the server is killed
 # under them: one rolls back every few tokens, one keeps a transaction open,

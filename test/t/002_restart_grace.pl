@@ -1,4 +1,4 @@
-# fence.restart_grace (issue 6 item 1).
+# fence.restart_grace.
 #
 # The lease table lives in shared memory, so a restart forgets every lease,
 # detached ones included, while their holders may still be working.  With

@@ -1,4 +1,4 @@
-# pg_dump / pg_restore carry the token counter (issue 6 item 3).
+# pg_dump / pg_restore carry the token counter.
 #
 # A database with a fenced table: rows written under tokens, and more tokens
 # taken in transactions that rolled back, so the counter is above every row.

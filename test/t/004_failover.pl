@@ -1,4 +1,4 @@
-# Failover (issue 6 item 2): what synchronous replication guarantees for the
+# Failover: what synchronous replication guarantees for the
 # token counter, and what asynchronous replication cannot.
 #
 # Synchronous: a primary with synchronous_standby_names naming its streaming

@@ -1,4 +1,4 @@
-# Mutual exclusion under load, in real time (issue 6 item 4).
+# Mutual exclusion under load, in real time.
 #
 # 1. try/release: 16 pgbench clients for a few seconds, each cycle picking
 #    one of 4 keys, fence_try_lease, holding it briefly across statements,

@@ -1,4 +1,4 @@
-# Fenced writes under load (issue 6 item 5).
+# Fenced writes under load.
 #
 # 12 pgbench clients for a few seconds update 3 fenced rows.  Each cycle
 # takes the row's lease with a 15 ms TTL, works for 0-30 ms (so leases

@@ -1,4 +1,4 @@
-# Through a real PgBouncer in transaction pooling mode (issue 6 item 6).
+# Through a real PgBouncer in transaction pooling mode.
 #
 # PgBouncer listens on 127.0.0.1 and pools every client onto ONE server
 # connection (default_pool_size = 1), so anything a server connection

@@ -1,4 +1,4 @@
-# Capacity of the lease table (issue 6 item 7).
+# Capacity of the lease table.
 #
 # fence.max_leases = 16.  Proven: exactly 16 live leases fit; the next grant
 # fails with SQLSTATE 53400 and a HINT naming fence.max_leases, in every

@@ -1,4 +1,4 @@
-# fence without shared_preload_libraries (issue 6 item 8, SPEC section 1).
+# fence without shared_preload_libraries.
 #
 # Proven: CREATE EXTENSION works; the fence_token type and the plain
 # trigger work (tokens given in the row, or set with fence_use_token as an

@@ -1,4 +1,4 @@
-# pg_upgrade carries the token counter (SPEC section 3, token law).
+# pg_upgrade carries the token counter.
 #
 # A cluster with a fenced table and leases taken (some in transactions that
 # rolled back) is upgraded with pg_upgrade into a fresh cluster (15 to 15:

@@ -1,4 +1,4 @@
-# Leases and the server's life (issue 3, SPEC sections 1 and 3): what only a
+# Leases and the server's life: what only a
 # node that can be started, stopped and crashed shows.
 #
 #  - Without shared_preload_libraries: CREATE EXTENSION, the type and the
