@@ -1,5 +1,5 @@
 # The fence trigger on a server where fence is not in
-# shared_preload_libraries (SPEC section 1: "the type and the plain trigger
+# shared_preload_libraries (the type and the plain trigger
 # still work): the library is loaded on first use in each backend, the
 # trigger's rule holds with tokens from the statement and from
 # fence_use_token, and only strict mode, which needs the shared lease table,
