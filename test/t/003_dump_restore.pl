@@ -6,7 +6,7 @@
 # restored into fresh databases.  Proven: the rows keep their fences, and the
 # next token in each restored database is above every fence in the rows and
 # above every token the source database ever handed out.  Also shown: DROP
-# EXTENSION loses the counter, and the README's recovery with
+# EXTENSION loses the counter, and the recovery doc/counter.md gives, with
 # fence_advance_tokens restores the law.
 use strict;
 use warnings;
@@ -120,7 +120,7 @@ UPDATE jobs SET state = 'again' WHERE id = 2;}), 0,
 	}
 }
 
-# DROP EXTENSION is the one way to lose the counter; the README's recovery.
+# DROP EXTENSION is the one way to lose the counter; the recovery doc/counter.md gives.
 $node->safe_psql('postgres', 'CREATE DATABASE again');
 $node->safe_psql('again', 'CREATE EXTENSION fence');
 install_token_helpers($node, 'again');
@@ -147,7 +147,7 @@ $node->safe_psql('again',
 	'SELECT fence_advance_tokens((SELECT max(fence) FROM channels))');
 my $recovered = $node->safe_psql('again', 'SELECT take_counter_token()');
 cmp_ok($recovered, '>', $chan_max,
-	"the README's fence_advance_tokens recovery puts the next token ($recovered) above every fence");
+	"doc/counter.md's fence_advance_tokens recovery puts the next token ($recovered) above every fence");
 
 $node->stop;
 done_testing();

@@ -13,7 +13,7 @@
 # Asynchronous: caught up, a switchover keeps the law; but tokens handed out
 # while the standby lagged are lost with the old primary and the promoted
 # standby hands them out again.  fence_advance_tokens past the highest token
-# known to be issued restores the law, as the README says.
+# known to be issued restores the law, as doc/replication.md says.
 use strict;
 use warnings;
 

@@ -2,7 +2,7 @@
 #
 # Database "old" installs fence 1.0 (the frozen script, as it shipped),
 # protects tables, takes leases of every scope and writes fenced rows; then
-# the server restarts (the procedure the README's Upgrading section gives:
+# the server restarts (the procedure doc/upgrading.md gives:
 # install the new files, restart, ALTER EXTENSION fence UPDATE) and the
 # extension is updated.  Database "fresh" installs the current version.
 # Proven:
