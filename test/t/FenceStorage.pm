@@ -13,9 +13,10 @@ use warnings;
 
 use Exporter 'import';
 use FenceTAP;
+use PostgreSQL::Test::Cluster;
 use Test::More;
 
-our @EXPORT = qw(storage_node install_writer check_storage stale_probe);
+our @EXPORT = qw(storage_node install_writer check_storage stale_probe sync_standby);
 
 # A server with fence installed (fence_node options pass through: preload =>
 # 0 leaves the library out) and table jobs: rows 1..$rows, protected by the
@@ -176,6 +177,23 @@ sub stale_probe
 	$n{$_}++ for split /\n/, $node->safe_psql('postgres',
 		"SELECT outcome FROM stale_probe($id, ARRAY[" . join(',', @toks) . ']::bigint[])');
 	return \%n;
+}
+
+# A streaming standby of $primary (initialized with allows_streaming), named
+# $name, started, and made the primary's synchronous standby.
+sub sync_standby
+{
+	my ($primary, $name) = @_;
+	$primary->backup("${name}_base");
+	my $standby = PostgreSQL::Test::Cluster->new($name);
+	$standby->init_from_backup($primary, "${name}_base", has_streaming => 1);
+	$standby->start;
+	$primary->safe_psql('postgres',
+		"ALTER SYSTEM SET synchronous_standby_names = '$name'; SELECT pg_reload_conf()");
+	ok( $primary->poll_query_until('postgres',
+			"SELECT sync_state = 'sync' FROM pg_stat_replication WHERE application_name = '$name'"),
+		"$name is a synchronous standby of " . $primary->name);
+	return $standby;
 }
 
 1;
