@@ -14,6 +14,10 @@
 # on B fails with 55000, and on C it rejects even the live holder (LF002):
 # strict mode checks the server's own lease table, which only A fills.  Under
 # load, on every row of B and C the accepted fences never go backwards.
+# A job that writes rows on B and on C: each server judges its own
+# transaction, all or nothing, and without two-phase commit nothing spans
+# the two (B keeps what a stale job committed there before C rejected it);
+# with PREPARE TRANSACTION on each, the job can be undone everywhere.
 # Tokens are per database.  A token of another lease server is just a number
 # to B and C; fence_advance_tokens on a new lease server moves it past every
 # fence stored on them.
@@ -28,7 +32,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $conn = "max_connections = 30\nlog_statement = none\n";
+my $conn = "max_connections = 30\nmax_prepared_transactions = 5\nlog_statement = none\n";
 my $lease_a = fence_node('lease_a', conf => $conn . "fence.test_clock = on\n");
 my $store_b = storage_node('store_b', 3, preload => 0, conf => $conn);
 my $store_c = storage_node('store_c', 3, conf => $conn);
@@ -162,6 +166,58 @@ note 'writes accepted on one server and rejected on the other: '
   . $lease_a->safe_psql('postgres', q{
 SELECT count(*) FROM attempts b JOIN attempts c USING (id, tok)
  WHERE b.server = 'b' AND c.server = 'c' AND b.accepted <> c.accepted});
+
+# --- one job, two storage servers, no two-phase commit -------------------------
+# W4 writes rows 2 and 3 on B in one transaction and commits, then the same
+# on C.  Between the two its lease passes to W5, which writes row 3 on C.
+# Each server judges its own transaction, all or nothing: C rejects W4's
+# whole transaction (row 2 there too, which W5 had not touched), while B keeps
+# what W4 committed.  Nothing spans the servers: W5 must redo the job on
+# both, and its higher token replaces W4's rows on B.
+$lease_a->safe_psql('postgres', "SELECT fence_set_clock('2026-01-02 10:00:00+00')");
+my $t4 = $lease_a->safe_psql('postgres', "SELECT fence_try_lease('job-2', '30 s', owner => 'W4')");
+sub payloads_2_3
+{
+	return $_[0]->safe_psql('postgres',
+		q{SELECT string_agg(payload, ',' ORDER BY id) FROM jobs WHERE id IN (2, 3)});
+}
+my $job = sub {
+	my ($node, $tok, $who) = @_;
+	return scalar sql_state($node, 'postgres', qq{
+BEGIN;
+SELECT fence_use_token($tok);
+UPDATE jobs SET payload = '$who' WHERE id = 2;
+UPDATE jobs SET payload = '$who' WHERE id = 3;
+COMMIT;});
+};
+is($job->($store_b, $t4, 'W4'), '', 'W4 commits its job on B');
+$lease_a->safe_psql('postgres', "SELECT fence_advance_clock('31 s')");
+my $t5 = $lease_a->safe_psql('postgres', "SELECT fence_try_lease('job-2', '30 s', owner => 'W5')");
+is(write_as($store_c, $t5, 3, 'W5', 0), '', 'the lease passed to W5, which writes row 3 on C');
+my $c2 = row($store_c, 2);
+is($job->($store_c, $t4, 'W4'), 'LF001', "C rejects W4's transaction");
+is(row($store_c, 2), $c2, "... all of it: row 2 on C, which W5 had not written, is unchanged");
+is(payloads_2_3($store_b),
+	'W4,W4', 'B keeps what W4 committed there: no atomicity across servers');
+is($job->($_, $t5, 'W5'), '', 'W5 redoes the job on ' . $_->name) for ($store_b, $store_c);
+is($job->($_, $t4, 'W4'), 'LF001', 'and W4 is rejected on ' . $_->name) for ($store_b, $store_c);
+
+# With two-phase commit the job is all or nothing across the servers: W5's
+# lease passes to W6, which writes row 3 on C; W5 prepares its job on B,
+# C rejects it, and W5 rolls back what it prepared on B.
+$lease_a->safe_psql('postgres', "SELECT fence_advance_clock('31 s')");
+my $t6 = $lease_a->safe_psql('postgres', "SELECT fence_try_lease('job-2', '30 s', owner => 'W6')");
+is(write_as($store_c, $t6, 3, 'W6', 0), '', 'the lease passed to W6, which writes row 3 on C');
+$store_b->safe_psql('postgres', qq{
+BEGIN;
+SELECT fence_use_token($t5);
+UPDATE jobs SET payload = 'W5 2pc' WHERE id IN (2, 3);
+PREPARE TRANSACTION 'job-on-b';});
+is($job->($store_c, $t5, 'W5 2pc'), 'LF001', 'W5 prepared its job on B; C rejects it');
+$store_b->safe_psql('postgres', "ROLLBACK PREPARED 'job-on-b'");
+is(payloads_2_3($store_b),
+	'W5,W5', 'W5 rolls back what it prepared on B: nothing of the stale job remains');
+$lease_a->safe_psql('postgres', 'SELECT fence_set_clock(NULL)');
 
 # --- token domains ------------------------------------------------------------
 # Each database of a lease server has its own counter: tokens of database
