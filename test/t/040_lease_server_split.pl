@@ -162,10 +162,10 @@ for my $srv ('b', 'c')
 
 # A write judged on each server alone: the same stale token can reach C
 # before the newer holder's write does and pass there, while B rejects it.
-note 'writes accepted on one server and rejected on the other: '
-  . $lease_a->safe_psql('postgres', q{
+cmp_ok( $lease_a->safe_psql('postgres', q{
 SELECT count(*) FROM attempts b JOIN attempts c USING (id, tok)
- WHERE b.server = 'b' AND c.server = 'c' AND b.accepted <> c.accepted});
+ WHERE b.server = 'b' AND c.server = 'c' AND b.accepted <> c.accepted}),
+	'>', 0, 'load: some writes were accepted on one server and rejected on the other');
 
 # --- one job, two storage servers, no two-phase commit -------------------------
 # W4 writes rows 2 and 3 on B in one transaction and commits, then the same
