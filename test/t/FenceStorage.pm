@@ -1,5 +1,5 @@
 # FenceStorage: helpers for the tests where leases come from one server and
-# the fenced rows live on others (040, 041).
+# the fenced rows live on others (050, 051).
 #
 # storage_node() makes a server that holds fenced rows; install_writer()
 # gives a lease server a way to write to them (dblink stands in for the
