@@ -47,8 +47,9 @@ DATA = \
 EXTRA_CLEAN = fence--$(EXTVERSION).sql
 
 # pg_regress suite: sql/ and expected/ at the top level (inputdir "."),
-# the usual contrib layout, so plain "make installcheck" works too.
-REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+# the usual contrib layout, so plain "make installcheck" works too; looked
+# up in $(srcdir) (set by PGXS) so that an out-of-tree build finds them.
+REGRESS = $(patsubst $(srcdir)/sql/%.sql,%,$(sort $(wildcard $(srcdir)/sql/*.sql)))
 REGRESS_OPTS = --temp-config=$(srcdir)/test/fence.conf
 
 PG_CONFIG ?= pg_config
@@ -73,8 +74,18 @@ endif
 
 $(OBJS): src/fence.h
 
+# An out-of-tree (VPATH) build, such as Debian's pg_buildext runs in
+# build-<version>/, writes the objects under src/ of the build directory and
+# finds the sources in $(srcdir): make creates that src/ first and takes the
+# SQL pieces where VPATH found them.
+ifdef VPATH
+$(OBJS): | $(CURDIR)/src
+$(CURDIR)/src:
+	$(MKDIR_P) $@
+endif
+
 fence--$(EXTVERSION).sql: $(SQL_PARTS)
-	cat $(SQL_PARTS) > $@
+	cat $^ > $@
 
 .PHONY: test demo bench
 test:
