@@ -38,6 +38,14 @@ fence_missing_packages() {
 			redis) command -v redis-server >/dev/null 2>&1 || missing+=(redis-server) ;;
 			pgbouncer) command -v pgbouncer >/dev/null 2>&1 || missing+=(pgbouncer) ;;
 			hiredis) [ -f /usr/include/hiredis/hiredis.h ] || missing+=(libhiredis-dev) ;;
+			package)
+				# Building the Debian package (debian/control's Build-Depends,
+				# and what dpkg-buildpackage checks besides).
+				local p
+				for p in build-essential dpkg-dev debhelper postgresql-server-dev-all; do
+					dpkg-query -W -f '${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed \
+						|| missing+=("$p")
+				done ;;
 		esac
 	done
 	printf '%s\n' "${missing[@]}"
