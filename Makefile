@@ -24,7 +24,8 @@ OBJS = \
 	src/lease_table.o \
 	src/session.o \
 	src/lease_sql.o \
-	src/enforce.o
+	src/enforce.o \
+	src/extension.o
 
 # The install script of the current version is assembled from one piece per
 # concern, in this order (a later piece may use what an earlier one created).
