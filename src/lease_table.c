@@ -168,14 +168,7 @@ typedef enum AcquireStep
 static int
 lease_nprocs(void)
 {
-#if PG_VERSION_NUM >= 150000
 	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
-#else
-	/* MaxBackends is not computed yet when _PG_init requests memory. */
-	return MaxConnections + autovacuum_max_workers + 1 +
-		max_worker_processes + max_wal_senders +
-		NUM_AUXILIARY_PROCS + max_prepared_xacts;
-#endif
 }
 
 /*
