@@ -77,12 +77,17 @@ $(OBJS): src/fence.h
 fence--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $(SQL_PARTS) > $@
 
+# The test harness uses the PostgreSQL of a PG_CONFIG given on the command
+# line or in the environment, else Debian's PostgreSQL 15 (installed first
+# when missing and run as root).
+FENCE_PG_CONFIG = $(if $(filter command% environment%,$(origin PG_CONFIG)),$(PG_CONFIG))
+
 .PHONY: test demo bench
 test:
-	@bash test/run
+	@FENCE_PG_CONFIG='$(FENCE_PG_CONFIG)' bash test/run
 
 demo:
-	@bash test/demo
+	@FENCE_PG_CONFIG='$(FENCE_PG_CONFIG)' bash test/demo
 
 bench:
-	@bash test/bench/run
+	@FENCE_PG_CONFIG='$(FENCE_PG_CONFIG)' bash test/bench/run
