@@ -39,7 +39,8 @@ SQL_PARTS = \
 	src/sql/clock.sql \
 	src/sql/lease.sql \
 	src/sql/stats.sql \
-	src/sql/enforce.sql
+	src/sql/enforce.sql \
+	src/sql/comments.sql
 
 DATA_built = fence--$(EXTVERSION).sql
 DATA = \
