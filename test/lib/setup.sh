@@ -169,6 +169,11 @@ fence_setup() {
 	FENCE_COPY=$FENCE_WORK/src
 	mkdir -p "$FENCE_COPY"
 	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_COPY/"
+	# What the package and layering tests read.
+	mkdir -p "$FENCE_COPY/src"
+	cp -a "$FENCE_SRC"/src/*.c "$FENCE_SRC"/src/*.h "$FENCE_SRC/src/sql" "$FENCE_COPY/src/"
+	cp -a "$FENCE_SRC/fence.control" "$FENCE_SRC/META.json" "$FENCE_SRC/LICENSE" \
+		"$FENCE_SRC/CHANGELOG.md" "$FENCE_COPY/" 2>/dev/null
 
 	if [ "$(id -u)" -eq 0 ]; then
 		chown -R postgres: "$FENCE_WORK"
