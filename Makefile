@@ -50,7 +50,7 @@ EXTRA_CLEAN = fence--$(EXTVERSION).sql
 
 # pg_regress suite: sql/ and expected/ at the top level (inputdir "."),
 # the usual contrib layout, so plain "make installcheck" works too, against
-# a running server configured as test/fence.conf is and the README says:
+# a running server configured as test/fence.conf is (see CONTRIBUTING.md):
 # shared_preload_libraries = 'fence', fence.test_clock = on (the timelines
 # move the virtual clock), max_prepared_transactions of 1 or more (two tests
 # prepare a transaction), and contrib's dblink installed.  make test sets up
