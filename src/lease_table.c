@@ -39,6 +39,9 @@
  * leaves the queue in a PG_CATCH block; one that exits, in the session's
  * exit callback (FenceLeaseCancelWait).
  *
+ * Slot size: 296 bytes (248 of them key and owner text), plus 2 to 4 bytes
+ * of bucket array per slot.
+ *
  * Locks, in the order they may be taken (a lock further down the list may
  * be taken while one above it is held, never the other way round):
  *
@@ -67,16 +70,14 @@
  *
  * Invariants:
  *	- a slot is in exactly one place: one bucket chain (in use), the free
- *	  list, or a backend's my_spare_slot;
+ *	  list, or a backend's my_spare_slot (or, between the two locks, in the
+ *	  chain reclaim_some() is moving to the free list);
  *	- an entry with waiters (wait_head >= 0) is never unlinked or reclaimed,
  *	  so a waiter's my_wait_slot stays valid until it dequeues itself;
  *	- a proc is in at most one queue, and lease_waiters[proc].slot says which;
  *	- a held entry's token was published with FenceStatsPublishGrant()
  *	  under the partition lock, so grants of a database appear in token
  *	  order; tokens only grow per key.
- *
- * Slot size: 296 bytes (248 of them key and owner text), plus 2 to 4 bytes
- * of bucket array per slot.
  *
  *-------------------------------------------------------------------------
  */
