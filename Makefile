@@ -24,7 +24,8 @@ OBJS = \
 	src/lease_table.o \
 	src/session.o \
 	src/lease_sql.o \
-	src/enforce.o
+	src/enforce.o \
+	src/extension.o
 
 # The install script of the current version is assembled from one piece per
 # concern, in this order (a later piece may use what an earlier one created).
@@ -38,7 +39,8 @@ SQL_PARTS = \
 	src/sql/clock.sql \
 	src/sql/lease.sql \
 	src/sql/stats.sql \
-	src/sql/enforce.sql
+	src/sql/enforce.sql \
+	src/sql/comments.sql
 
 DATA_built = fence--$(EXTVERSION).sql
 DATA = \
@@ -47,8 +49,13 @@ DATA = \
 EXTRA_CLEAN = fence--$(EXTVERSION).sql
 
 # pg_regress suite: sql/ and expected/ at the top level (inputdir "."),
-# the usual contrib layout, so plain "make installcheck" works too; looked
-# up in $(srcdir) (set by PGXS) so that an out-of-tree build finds them.
+# the usual contrib layout, so plain "make installcheck" works too, against
+# a running server configured as test/fence.conf is (see CONTRIBUTING.md):
+# shared_preload_libraries = 'fence', fence.test_clock = on (the timelines
+# move the virtual clock), max_prepared_transactions of 1 or more (two tests
+# prepare a transaction), and contrib's dblink installed.  make test sets up
+# all of that on a throwaway instance.  The tests are looked up in
+# $(srcdir) (set by PGXS) so that an out-of-tree build finds them.
 REGRESS = $(patsubst $(srcdir)/sql/%.sql,%,$(sort $(wildcard $(srcdir)/sql/*.sql)))
 REGRESS_OPTS = --temp-config=$(srcdir)/test/fence.conf
 
@@ -87,12 +94,17 @@ endif
 fence--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
 
+# The test harness uses the PostgreSQL of a PG_CONFIG given on the command
+# line or in the environment, else Debian's PostgreSQL 15 (installed first
+# when missing and run as root).
+FENCE_PG_CONFIG = $(if $(filter command% environment%,$(origin PG_CONFIG)),$(PG_CONFIG))
+
 .PHONY: test demo bench
 test:
-	@bash test/run
+	@FENCE_PG_CONFIG='$(FENCE_PG_CONFIG)' bash test/run
 
 demo:
-	@bash test/demo
+	@FENCE_PG_CONFIG='$(FENCE_PG_CONFIG)' bash test/demo
 
 bench:
-	@bash test/bench/run
+	@FENCE_PG_CONFIG='$(FENCE_PG_CONFIG)' bash test/bench/run

@@ -669,6 +669,19 @@ set_fence_column(EnforceTrigger *et, Relation rel, HeapTuple row,
 }
 
 /*
+ * The byte offset of attribute i in a tuple without NULLs that the tuple
+ * descriptor has cached, or -1 while unknown.  PostgreSQL 18 moved the
+ * cached offset out of pg_attribute's struct into the compact attributes.
+ */
+#if PG_VERSION_NUM >= 180000
+#define fence_attcacheoff(tupdesc, i) \
+	(TupleDescCompactAttr((tupdesc), (i))->attcacheoff)
+#else
+#define fence_attcacheoff(tupdesc, i) \
+	(TupleDescAttr((tupdesc), (i))->attcacheoff)
+#endif
+
+/*
  * Where the fence column's bytes start in "row"'s data area, or -1 if the
  * column is NULL or not physically in the tuple (added later with a
  * default).  Walks the attributes before it, unless their offsets are fixed.
@@ -687,8 +700,8 @@ fence_data_offset(EnforceTrigger *et, TupleDesc tupdesc, HeapTuple row)
 		return -1;
 	if (hasnulls && att_isnull(target, th->t_bits))
 		return -1;
-	if (!hasnulls && att->attcacheoff >= 0)
-		return att->attcacheoff;
+	if (!hasnulls && fence_attcacheoff(tupdesc, target) >= 0)
+		return fence_attcacheoff(tupdesc, target);
 
 	tp = (char *) th + th->t_hoff;
 	for (int i = 0; i < target; i++)
@@ -1431,18 +1444,7 @@ fence_protect(PG_FUNCTION_ARGS)
 		elog(ERROR, "extension fence is not installed in this database");
 
 	initStringInfo(&cmd);
-#if PG_VERSION_NUM < 140000
-	if (OidIsValid(get_trigger_oid(relid, FENCE_TRIGGER_NAME, true)))
-	{
-		appendStringInfo(&cmd, "DROP TRIGGER %s ON %s",
-						 quote_identifier(FENCE_TRIGGER_NAME), qualified_relname(relid));
-		run_utility(cmd.data);
-		resetStringInfo(&cmd);
-	}
-	appendStringInfoString(&cmd, "CREATE TRIGGER ");
-#else
 	appendStringInfoString(&cmd, "CREATE OR REPLACE TRIGGER ");
-#endif
 	appendStringInfo(&cmd, "%s BEFORE INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s.fence_enforce(",
 					 quote_identifier(FENCE_TRIGGER_NAME), qualified_relname(relid),
 					 quote_identifier(get_namespace_name(nspoid)));

@@ -16,6 +16,7 @@
  *	stats.c			per-database shared state: counters and high-water mark
  *	token.c			the fence_token type
  *	guc.c			the fence.* settings
+ *	extension.c		whether the library was preloaded; the extension's schema
  *
  *-------------------------------------------------------------------------
  */
@@ -52,7 +53,7 @@ typedef int64 FenceToken;
 #define PG_GETARG_FENCE_TOKEN(n)	DatumGetFenceToken(PG_GETARG_DATUM(n))
 #define PG_RETURN_FENCE_TOKEN(x)	return FenceTokenGetDatum(x)
 
-/* fence.c */
+/* extension.c */
 extern bool fence_preloaded;
 extern void FenceRequirePreload(void);
 extern Oid	FenceExtensionSchema(void);

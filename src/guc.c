@@ -75,9 +75,5 @@ FenceGucInit(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
-#if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("fence");
-#else
-	EmitWarningsOnPlaceholders("fence");
-#endif
 }

@@ -42,6 +42,43 @@
  * Slot size: 296 bytes (248 of them key and owner text), plus 2 to 4 bytes
  * of bucket array per slot.
  *
+ * Locks, in the order they may be taken (a lock further down the list may
+ * be taken while one above it is held, never the other way round):
+ *
+ *	1. one partition LWLock ("fence_leases").  Never two at once: reclaim,
+ *	   the fence_leases snapshot and FenceLeaseWakeWaiters() take them one
+ *	   after another, releasing each first.  Held only over work that cannot
+ *	   wait or ERROR (acquire_step promises this); never across WaitLatch,
+ *	   palloc, the counter's refill (FenceCounterNext: WAL, synchronous
+ *	   replication) or reclaim_some().  stats.c's LWLock (claiming a
+ *	   database's slot) is taken only with no partition lock held:
+ *	   FenceLeaseAcquire claims the slot before it locks a partition.
+ *	2. spinlocks, each held for a few instructions and never two at once:
+ *	   free_mutex (free_head, nfree and the "next" links of free slots);
+ *	   the counter block's mutex (counter.c: issued, last, the spare block);
+ *	   the virtual clock's mutex (clock.c, read by FenceNow()).
+ *
+ * What each lock guards:
+ *	- a partition lock: its bucket chains, every field of the slots linked
+ *	  into them, and the wait-queue links (lease_waiters) of the procs
+ *	  queued on those slots.  Readers (status, snapshot) take it shared;
+ *	  anything that changes a slot or a queue, exclusive.
+ *	- a partition's generation: bumped under the exclusive lock whenever a
+ *	  lease of the partition ends or may end sooner; read without a lock.
+ *	- sweep_hand: atomic, only spreads reclaim over the partitions.
+ *	- my_wait_slot, my_wait_lock, my_spare_slot: this backend's own.
+ *
+ * Invariants:
+ *	- a slot is in exactly one place: one bucket chain (in use), the free
+ *	  list, or a backend's my_spare_slot (or, between the two locks, in the
+ *	  chain reclaim_some() is moving to the free list);
+ *	- an entry with waiters (wait_head >= 0) is never unlinked or reclaimed,
+ *	  so a waiter's my_wait_slot stays valid until it dequeues itself;
+ *	- a proc is in at most one queue, and lease_waiters[proc].slot says which;
+ *	- a held entry's token was published with FenceStatsPublishGrant()
+ *	  under the partition lock, so grants of a database appear in token
+ *	  order; tokens only grow per key.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -168,14 +205,7 @@ typedef enum AcquireStep
 static int
 lease_nprocs(void)
 {
-#if PG_VERSION_NUM >= 150000
 	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
-#else
-	/* MaxBackends is not computed yet when _PG_init requests memory. */
-	return MaxConnections + autovacuum_max_workers + 1 +
-		max_worker_processes + max_wal_senders +
-		NUM_AUXILIARY_PROCS + max_prepared_xacts;
-#endif
 }
 
 /*

@@ -201,7 +201,7 @@ FENCE_COMPARISONS(int8_fence_token, ARG_INT8, ARG_TOKEN)
 FENCE_COMPARISONS(fence_token_int4, ARG_TOKEN, ARG_INT4)
 FENCE_COMPARISONS(int4_fence_token, ARG_INT4, ARG_TOKEN)
 
-#if SIZEOF_DATUM < 8 || PG_VERSION_NUM < 150000
+#if SIZEOF_DATUM < 8
 static int
 fence_token_fastcmp(Datum x, Datum y, SortSupport ssup)
 {
@@ -219,7 +219,7 @@ fence_token_sortsupport(PG_FUNCTION_ARGS)
 {
 	SortSupport ssup = (SortSupport) PG_GETARG_POINTER(0);
 
-#if SIZEOF_DATUM >= 8 && PG_VERSION_NUM >= 150000
+#if SIZEOF_DATUM >= 8
 	ssup->comparator = ssup_datum_signed_cmp;
 #else
 	ssup->comparator = fence_token_fastcmp;

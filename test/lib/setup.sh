@@ -1,12 +1,19 @@
 # Shared set-up for test/run, test/demo and test/bench/run (sourced, not run).
 #
-# fence_setup: make sure PostgreSQL 15 and the test tools are installed
-#   (as root: apt-get installs what is missing; otherwise: print the exact
-#   command and stop), build fence, and stage a private copy of PostgreSQL 15
-#   with fence installed into it under $FENCE_WORK.  The system PostgreSQL is
-#   never touched, so no sudo is needed for tests and parallel runs do not
-#   collide.  PostgreSQL refuses to run as root: when we are root, every
-#   server-side step runs as the "postgres" user through fence_as_pg.
+# fence_setup: make sure PostgreSQL and the test tools are installed (as
+#   root: apt-get installs what is missing; otherwise: print the exact
+#   command and stop), build fence, and stage a private copy of that
+#   PostgreSQL with fence installed into it under $FENCE_WORK.  The system
+#   PostgreSQL is never touched, so no sudo is needed for tests and parallel
+#   runs do not collide.  PostgreSQL refuses to run as root: when we are
+#   root, every server-side step runs as the "postgres" user through
+#   fence_as_pg.
+#
+# Which PostgreSQL: the one whose pg_config FENCE_PG_CONFIG names (make test
+# PG_CONFIG=... sets it), any installation of 15 or later that has its
+# server headers, pg_regress, pg_isolation_regress, the TAP modules
+# (configure --enable-tap-tests) and contrib's dblink.  Without it, Debian's
+# PostgreSQL 15 (the packages are installed when missing).
 #
 # After fence_setup:
 #   FENCE_SRC   the checkout
@@ -14,20 +21,24 @@
 #   FENCE_BIN   the staged PostgreSQL bindir (initdb, postgres, psql, ...)
 #   FENCE_PGXS  the staged pgxs directory (pg_regress, isolation, TAP modules)
 #   FENCE_COPY  a copy of sql/, expected/ and test/ readable by the test user
+#   FENCE_PG_MAJOR  the major version of the PostgreSQL under test
 
-FENCE_PG_VERSION=15
-FENCE_PG_ROOT=/usr/lib/postgresql/$FENCE_PG_VERSION
-FENCE_PG_SHARE=/usr/share/postgresql/$FENCE_PG_VERSION
+FENCE_DEBIAN_PG_VERSION=15
+FENCE_DEBIAN_PG_CONFIG=/usr/lib/postgresql/$FENCE_DEBIAN_PG_VERSION/bin/pg_config
 FENCE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+FENCE_PG_CONFIG=${FENCE_PG_CONFIG:-}
 
 fence_log() { printf '== %s\n' "$*" >&2; }
 
 # Debian packages needed, and the file each one provides.
 fence_missing_packages() {
 	local -a missing=()
-	[ -x "$FENCE_PG_ROOT/bin/postgres" ] || missing+=(postgresql-$FENCE_PG_VERSION)
-	[ -x "$FENCE_PG_ROOT/bin/pg_config" ] && [ -f /usr/include/postgresql/$FENCE_PG_VERSION/server/postgres.h ] \
-		|| missing+=(postgresql-server-dev-$FENCE_PG_VERSION)
+	local v=$FENCE_DEBIAN_PG_VERSION
+	if [ -z "$FENCE_PG_CONFIG" ]; then
+		[ -x /usr/lib/postgresql/$v/bin/postgres ] || missing+=(postgresql-$v)
+		[ -x "$FENCE_DEBIAN_PG_CONFIG" ] && [ -f /usr/include/postgresql/$v/server/postgres.h ] \
+			|| missing+=(postgresql-server-dev-$v)
+	fi
 	perl -MIPC::Run -e1 2>/dev/null || missing+=(libipc-run-perl)
 	command -v prove >/dev/null 2>&1 || missing+=(perl)
 	command -v make >/dev/null 2>&1 || missing+=(make)
@@ -82,33 +93,98 @@ fence_as_pg() {
 	fi
 }
 
+# Check the installation FENCE_PG_CONFIG names and set FENCE_PG_* from it.
+fence_inspect_pg() {
+	local pgc version
+	pgc=$(command -v "$FENCE_PG_CONFIG") && [ -x "$pgc" ] \
+		|| { echo "fence: PG_CONFIG=$FENCE_PG_CONFIG is not an executable pg_config" >&2; exit 1; }
+	FENCE_PG_CONFIG=$pgc
+	version=$("$pgc" --version) || exit 1
+	FENCE_PG_MAJOR=$(sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p' <<<"$version")
+	if [ -z "$FENCE_PG_MAJOR" ] || [ "$FENCE_PG_MAJOR" -lt 15 ]; then
+		echo "fence: $pgc is $version; fence needs PostgreSQL 15 or later" >&2
+		exit 1
+	fi
+	FENCE_PG_BINDIR=$("$pgc" --bindir)
+	FENCE_PG_PKGLIBDIR=$("$pgc" --pkglibdir)
+	FENCE_PG_SHAREDIR=$("$pgc" --sharedir)
+	# pgxs.mk is <pgxs>/src/makefiles/pgxs.mk
+	FENCE_PG_PGXSDIR=$(dirname "$(dirname "$(dirname "$("$pgc" --pgxs)")")")
+	local f
+	local -a absent=()
+	for f in "$FENCE_PG_BINDIR/postgres" "$FENCE_PG_BINDIR/initdb" \
+		"$("$pgc" --includedir-server)/postgres.h" \
+		"$FENCE_PG_PGXSDIR/src/test/regress/pg_regress" \
+		"$FENCE_PG_PGXSDIR/src/test/isolation/pg_isolation_regress" \
+		"$FENCE_PG_PGXSDIR/src/test/perl/PostgreSQL/Test/Cluster.pm" \
+		"$FENCE_PG_SHAREDIR/extension/dblink.control"; do
+		[ -e "$f" ] || absent+=("$f")
+	done
+	if [ ${#absent[@]} -gt 0 ]; then
+		echo "fence: the PostgreSQL $FENCE_PG_MAJOR at $pgc lacks what the tests need:" >&2
+		printf '    %s\n' "${absent[@]}" >&2
+		echo "fence: it needs its server headers, the regress and isolation test programs and TAP modules (configure --enable-tap-tests), and contrib/dblink installed" >&2
+		exit 1
+	fi
+}
+
+# fence's objects are built in the checkout, as PGXS does: rebuild from
+# scratch when the PostgreSQL they were built for changes.
+fence_build() {
+	local stamp=$FENCE_SRC/.fence-built-for
+	local want
+	want="$FENCE_PG_CONFIG $("$FENCE_PG_CONFIG" --version)"
+	if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+		make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_CONFIG" clean >/dev/null
+	fi
+	make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_CONFIG" COPT=-Werror >/dev/null || exit 1
+	echo "$want" >"$stamp"
+}
+
 fence_setup() {
 	fence_install_packages "$@"
+	[ -n "$FENCE_PG_CONFIG" ] || FENCE_PG_CONFIG=$FENCE_DEBIAN_PG_CONFIG
+	# Debian's packages create the postgres user; a PostgreSQL built from
+	# source on a machine without them does not.
+	if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+		useradd --system --user-group --home-dir /var/lib/postgresql --shell /bin/bash postgres
+	fi
+	fence_inspect_pg
 
 	FENCE_WORK=$(mktemp -d "${TMPDIR:-/tmp}/fence.XXXXXX")
 	chmod 755 "$FENCE_WORK"
 	local stage=$FENCE_WORK/install
 
-	fence_log "building fence"
-	make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_ROOT/bin/pg_config" COPT=-Werror >/dev/null
+	fence_log "building fence for PostgreSQL $FENCE_PG_MAJOR ($FENCE_PG_CONFIG)"
+	fence_build
 
 	# A private, relocated copy of PostgreSQL: its binaries find share/ and
 	# lib/ relative to themselves, exactly as PostgreSQL's own "make check"
-	# temporary installation does.
-	fence_log "staging PostgreSQL $FENCE_PG_VERSION with fence in $stage"
-	mkdir -p "$stage/usr/lib/postgresql" "$stage/usr/share/postgresql"
-	cp -a "$FENCE_PG_ROOT" "$stage/usr/lib/postgresql/"
-	cp -a "$FENCE_PG_SHARE" "$stage/usr/share/postgresql/"
-	make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_ROOT/bin/pg_config" COPT=-Werror DESTDIR="$stage" install >/dev/null
+	# temporary installation does, so the copy keeps the installation's
+	# layout under $stage.  (Shared libraries such as libpq stay where they
+	# are; the programs find them as before.)
+	fence_log "staging PostgreSQL $FENCE_PG_MAJOR with fence in $stage"
+	local d
+	for d in "$FENCE_PG_BINDIR" "$FENCE_PG_PKGLIBDIR" "$FENCE_PG_SHAREDIR" "$FENCE_PG_PGXSDIR"; do
+		[ -d "$stage$d" ] && continue
+		mkdir -p "$stage$(dirname "$d")"
+		cp -a "$d" "$stage$d"
+	done
+	make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_CONFIG" COPT=-Werror DESTDIR="$stage" install >/dev/null || exit 1
 
-	FENCE_BIN=$stage$FENCE_PG_ROOT/bin
-	FENCE_PGXS=$stage$FENCE_PG_ROOT/lib/pgxs
+	FENCE_BIN=$stage$FENCE_PG_BINDIR
+	FENCE_PGXS=$stage$FENCE_PG_PGXSDIR
 	FENCE_COPY=$FENCE_WORK/src
 	mkdir -p "$FENCE_COPY"
 	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_COPY/"
+	# What the package and layering tests read.
+	mkdir -p "$FENCE_COPY/src"
+	cp -a "$FENCE_SRC"/src/*.c "$FENCE_SRC"/src/*.h "$FENCE_SRC/src/sql" "$FENCE_COPY/src/"
+	cp -a "$FENCE_SRC/fence.control" "$FENCE_SRC/META.json" "$FENCE_SRC/LICENSE" \
+		"$FENCE_SRC/CHANGELOG.md" "$FENCE_COPY/" 2>/dev/null
 
 	if [ "$(id -u)" -eq 0 ]; then
 		chown -R postgres: "$FENCE_WORK"
 	fi
-	export FENCE_SRC FENCE_WORK FENCE_BIN FENCE_PGXS FENCE_COPY
+	export FENCE_SRC FENCE_WORK FENCE_BIN FENCE_PGXS FENCE_COPY FENCE_PG_MAJOR
 }
