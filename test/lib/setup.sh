@@ -32,12 +32,19 @@ fence_missing_packages() {
 	command -v prove >/dev/null 2>&1 || missing+=(perl)
 	command -v make >/dev/null 2>&1 || missing+=(make)
 	command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+	command -v python3 >/dev/null 2>&1 || missing+=(python3)
 	local extra
 	for extra in "$@"; do
 		case "$extra" in
 			redis) command -v redis-server >/dev/null 2>&1 || missing+=(redis-server) ;;
 			pgbouncer) command -v pgbouncer >/dev/null 2>&1 || missing+=(pgbouncer) ;;
 			hiredis) [ -f /usr/include/hiredis/hiredis.h ] || missing+=(libhiredis-dev) ;;
+			# The docs suite opens the demo's pictures in a headless browser;
+			# the pictures name DejaVu Sans, so it must be there to measure.
+			chromium)
+				command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+				[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
+				;;
 		esac
 	done
 	printf '%s\n' "${missing[@]}"
