@@ -322,7 +322,8 @@ def draw(rec):
         top = y
         svg.text(12, y + 14, VARIANT_TITLE.get(variant, variant), size=14, weight="bold",
                  fill=INK if variant == "today" else BLUE)
-        svg.text(12 + text_width(VARIANT_TITLE.get(variant, variant), 14) + 8, y + 14,
+        # Bold 14 px DejaVu Sans runs narrower per glyph than the label estimate.
+        svg.text(12 + len(VARIANT_TITLE.get(variant, variant)) * 14 * 0.56 + 10, y + 14,
                  PANEL_NOTE[pk], size=11, fill=GREY)
         y += 26
         lanes_at = len(svg.parts)
