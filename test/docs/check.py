@@ -23,8 +23,10 @@ Each prints one line per failure and exits 1 if anything failed.
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 CHROMIUM = os.environ.get("FENCE_CHROMIUM", "chromium")
 
@@ -84,10 +86,17 @@ def pictures(generated, committed):
 
 
 def chromium(args, timeout=120):
+    # A profile of its own for each run: runs in parallel (or a desktop
+    # Chromium of the same user) would otherwise share one and refuse.
+    profile = tempfile.mkdtemp(prefix="fence-chromium-")
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
            "--no-first-run", "--disable-extensions", "--enable-logging=stderr", "--v=0",
+           "--user-data-dir=" + profile,
            "--host-resolver-rules=MAP * ~NOTFOUND"] + args
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 

@@ -385,12 +385,13 @@ def draw(rec):
     head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
             'viewBox="0 0 %d %d" font-family="%s" role="img" aria-label="%s">\n'
             % (WIDTH, height, WIDTH, height, FONT, esc(rec["title"])))
+    title = "<title>%s</title>\n" % esc("%s, today and with fence. %s" % (rec["title"], rec["intro"]))
     defs = ('<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
             'patternTransform="rotate(45)"><rect width="6" height="6" fill="#ffffff"/>'
             '<line x1="0" y1="0" x2="0" y2="6" stroke="%s" stroke-width="2.5"/></pattern></defs>\n'
             % "#8c959f")
     body = "\n".join(svg.parts)
-    return head + defs + '<rect width="100%" height="100%" fill="#ffffff"/>\n' + body + "\n</svg>\n", height
+    return head + title + defs + '<rect width="100%" height="100%" fill="#ffffff"/>\n' + body + "\n</svg>\n", height
 
 
 def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
