@@ -3,7 +3,7 @@
 #   make            build fence.so and the install script
 #   make install    install into the PostgreSQL that PG_CONFIG names
 #   make test       every suite against a throwaway instance (test/run)
-#   make demo       replay the seed timelines on a throwaway instance (test/demo)
+#   make demo       replay the incident timelines on a throwaway instance (test/demo)
 #   make bench      side-by-side benchmarks (test/bench/run)
 #
 # make test and make demo set up what they need first (Debian packages when

@@ -9,7 +9,7 @@ SELECT fence_set_clock(NULL) IS NOT NULL AS real_time;	-- whatever an earlier te
 CREATE DATABASE readme_example;
 \c readme_example
 -- getting-started: begin
-CREATE EXTENSION fence;
+CREATE EXTENSION IF NOT EXISTS fence;
 CREATE TABLE jobs (id int PRIMARY KEY, result text, fence fence_token NOT NULL DEFAULT 0);
 INSERT INTO jobs VALUES (1, 'pending');
 SELECT fence_protect('jobs');

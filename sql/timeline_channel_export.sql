@@ -1,4 +1,4 @@
--- The seed's third timeline: the channel export (seeds/000_edf388a4ebde6b66.txt).
+-- Incident 3 of doc/incidents.md: the channel export.
 --
 -- The interviewer: "The job reads channel 7's export row in Postgres, sends the
 -- export, then marks the row done.  Any worker can pause for 6 minutes.  What
@@ -7,7 +7,7 @@
 -- minute.  The lock: SET lock:export-7 <worker> NX PX 30000, and a token from
 -- INCR lock:export-7:fence; the row's fence and the counter start at 32.
 --
--- today:      the seed's design: Redis lock and INCR counter (modelled by
+-- today:      the incident's design: Redis lock and INCR counter (modelled by
 --             redis() in test/lib/timeline.sql, PX expiry read from the lease
 --             clock); mark-done checks the token in its WHERE clause.  The
 --             export provider is modelled by export_send(): every call is an
@@ -114,10 +114,14 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		$$UPDATE exports SET status = 'done', fence = my_token() WHERE channel_id = 7 AND fence <= my_token()$$,
 		$$UPDATE exports SET status = 'done' WHERE channel_id = 7$$);
 
+
+-- When a worker is frozen (for the pictures; the script leaves the gap).
+SELECT pause('W1', '12:00:00', '12:06:00', 'paused 6 min');
+
 SELECT * FROM play();
 
--- What was sent, what the provider did, the row at the end, and the SPEC's
--- outcomes (section 6, "channel export").
+-- What was sent, what the provider did, the row at the end, and the
+-- outcomes doc/incidents.md states.
 SELECT * FROM rows('SELECT at, worker, what FROM sent ORDER BY n');
 SELECT * FROM rows('SELECT at, worker, idempotency_key FROM provider ORDER BY n');
 SELECT * FROM rows('SELECT channel_id, status, fence FROM exports');

@@ -1,4 +1,4 @@
--- The seed's first timeline: the hourly digest (seeds/000_edf388a4ebde6b66.txt).
+-- Incident 1 of doc/incidents.md: the hourly digest.
 --
 -- A chat service's workers run the hourly digest job only after
 -- SET lock:digest <worker> NX PX 30000 answers OK; their finally block runs
@@ -7,7 +7,7 @@
 -- 09:00:50, sends its digest and runs its finally.  W3 tries at 09:00:55.
 -- The team wants W3 refused at 09:00:55, while W2 is still working.
 --
--- today:      the seed's Redis lock.  Redis is modelled, not run: redis() in
+-- today:      the incident's Redis lock.  Redis is modelled, not run: redis() in
 --             test/lib/timeline.sql (SET NX PX, DEL) over a table, with PX
 --             expiry read from the lease clock.  The model is faithful to
 --             what matters here: DEL deletes the key whoever set it.
@@ -61,9 +61,13 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		    FROM fence_leases l JOIN pg_stat_activity a USING (pid)
 		   WHERE l.key = 'lock:digest' AND l.live$$);
 
+
+-- When a worker is frozen (for the pictures; the script leaves the gap).
+SELECT pause('W1', '09:00:00', '09:00:50', 'frozen 50 s');
+
 SELECT * FROM play();
 
--- What went out, and the SPEC's outcomes (section 6, "hourly digest").
+-- What went out, and the outcomes doc/incidents.md states.
 SELECT * FROM rows('SELECT at, worker, what FROM sent ORDER BY n');
 
 INSERT INTO verdict (side, claim, ok) VALUES

@@ -1,4 +1,4 @@
--- The seed's second timeline: the retention setting (seeds/000_edf388a4ebde6b66.txt).
+-- Incident 2 of doc/incidents.md: the retention setting.
 --
 -- A settings job writes channel 7's message retention.  A worker takes
 -- SET lock:retention <worker> NX PX 30000, then INCR lock:retention:fence for
@@ -9,7 +9,7 @@
 -- takes it at 10:00:31 (token 34).  W1 writes 30 days at 10:00:40, W2 writes
 -- 90 days at 10:00:45, W1 writes 30 days again at 10:00:50.
 --
--- today:      the seed's design: Redis lock and INCR counter (modelled by
+-- today:      the incident's design: Redis lock and INCR counter (modelled by
 --             redis() in test/lib/timeline.sql, PX expiry read from the lease
 --             clock), and the fence check in the UPDATE's WHERE clause.
 -- with fence: fence_try_lease('lock:retention', '30 s') gives the token, and
@@ -79,10 +79,14 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		$$SELECT retention_days || ' days, fence ' || fence FROM channels WHERE id = 7$$,
 		$$SELECT retention_days || ' days, fence ' || fence FROM channels WHERE id = 7$$);
 
+
+-- When a worker is frozen (for the pictures; the script leaves the gap).
+SELECT pause('W1', '10:00:00', '10:00:40', 'paused 40 s');
+
 SELECT * FROM play();
 SELECT * FROM results('strict');
 
--- The row at the end, and the SPEC's outcomes (section 6, "retention").
+-- The row at the end, and the outcomes doc/incidents.md states.
 SELECT * FROM rows('SELECT id, retention_days, fence FROM channels');
 
 INSERT INTO verdict (side, claim, ok) VALUES

@@ -1,4 +1,4 @@
--- The seed's sixth timeline: the seat map (seeds/000_edf388a4ebde6b66.txt).
+-- Incident 6 of doc/incidents.md: the seat map.
 --
 -- A nightly job rebuilds event 12's seat-map snapshot.  A worker takes
 -- SET lock:seatmap <worker> NX PX 30000 and a token from INCR
@@ -12,11 +12,11 @@
 -- write arrives at 02:01:05.  The team wants W2's write to change the row and
 -- W1's not to.
 --
--- today:      the seed's design: Redis lock and INCR counter (modelled by
+-- today:      the incident's design: Redis lock and INCR counter (modelled by
 --             redis() in test/lib/timeline.sql, PX expiry read from the lease
 --             clock).  The token is taken but the UPDATE never checks it.
 -- with fence: fence_try_lease('lock:seatmap', '30 s') and the trigger on the
---             row's fence column; the workers' UPDATE is the seed's, unchanged.
+--             row's fence column; the workers' UPDATE is the incident's, unchanged.
 --             The admin takes no lease, so its write carries no token and is
 --             allowed (an operator's manual fix) without touching the fence.
 --
@@ -74,9 +74,13 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		$$UPDATE seatmaps SET status = 'ready', snapshot = 'W1''s snapshot' WHERE id = 12$$,
 		$$UPDATE seatmaps SET status = 'ready', snapshot = 'W1''s snapshot' WHERE id = 12$$);
 
+
+-- When a worker is frozen (for the pictures; the script leaves the gap).
+SELECT pause('W1', '02:00:05', '02:01:05', 'frozen 60 s');
+
 SELECT * FROM play();
 
--- The row at the end, and the SPEC's outcomes (section 6, "seat map").
+-- The row at the end, and the outcomes doc/incidents.md states.
 SELECT * FROM rows('SELECT id, status, snapshot, fence FROM seatmaps');
 
 INSERT INTO verdict (side, claim, ok) VALUES

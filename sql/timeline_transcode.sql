@@ -1,4 +1,4 @@
--- The seed's fifth timeline: the transcode scheduler (seeds/000_edf388a4ebde6b66.txt).
+-- Incident 5 of doc/incidents.md: the transcode scheduler.
 --
 -- A scheduler runs SELECT pg_try_advisory_lock(42) on a session it keeps open
 -- and schedules only while it holds the lock.  Scheduler A runs BEGIN and that
@@ -8,17 +8,17 @@
 -- long enough to run COMMIT, then freezes again.  At 12:25 an operator ends
 -- A's session with pg_terminate_backend.
 --
--- The seed does not say what A does with its moment awake at 12:15; here it
+-- The incident does not say what A does with its moment awake at 12:15; here it
 -- writes the schedule once before its COMMIT (a scheduler that believes it
 -- holds the lock schedules), so that both designs show what becomes of a
 -- frozen holder's write.
 --
--- today:      the seed's session-level advisory lock.  COMMIT does not end it,
+-- today:      the incident's session-level advisory lock.  COMMIT does not end it,
 --             and nothing else does while A's connection lives: B is refused
 --             until the operator's real pg_terminate_backend at 12:25.
 -- with fence: a session lease with a TTL, fence_try_lease(42, '10 min'),
 --             which a scheduler takes or extends every 5 minutes (half its
---             TTL; the seed's 10-minute calls would let B's own lease lapse),
+--             TTL; the incident's 10-minute calls would let B's own lease lapse),
 --             and a fenced schedule row.  A froze, so its lease ran out at
 --             12:10: B gets it then, with a higher token, and A's write at
 --             12:15 is rejected.
@@ -87,9 +87,14 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		$$UPDATE schedule SET scheduler = 'B', at = '12:30' WHERE id = 1$$,
 		$$UPDATE schedule SET scheduler = 'B', at = '12:30' WHERE id = 1$$);
 
+
+-- When a worker is frozen (for the pictures; the script leaves the gap).
+SELECT pause('A', '12:00:00', '12:15:00', 'frozen');
+SELECT pause('A', '12:15:00', '12:25:00', 'frozen again');
+
 SELECT * FROM play();
 
--- The schedule at the end, and the SPEC's outcomes (section 6, "transcode").
+-- The schedule at the end, and the outcomes doc/incidents.md states.
 SELECT * FROM rows('SELECT id, scheduler, at, fence FROM schedule');
 
 INSERT INTO verdict (side, claim, ok) VALUES

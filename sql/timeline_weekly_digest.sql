@@ -1,4 +1,4 @@
--- The seed's fourth timeline: the weekly digest (seeds/000_edf388a4ebde6b66.txt).
+-- Incident 4 of doc/incidents.md: the weekly digest.
 --
 -- Any worker may run channel 9's weekly digest job: BEGIN; SELECT
 -- pg_try_advisory_xact_lock(9), stopping with ROLLBACK if false; SELECT status
@@ -8,7 +8,7 @@
 -- its COMMIT.  At 08:00:30 W2 starts and pauses 2 minutes right after its
 -- status read, before its COMMIT.  At 08:01:00 W3 starts and does not pause.
 --
--- today:      the seed's job as written, with PostgreSQL's own transaction-level
+-- today:      the incident's job as written, with PostgreSQL's own transaction-level
 --             advisory lock.  The lock ends at W1's COMMIT, but the work it
 --             guards (send, mark sent) comes after it: two digests go out.
 -- with fence: the fix is where the claim is made, not which lock: the claim
@@ -87,10 +87,14 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		$$UPDATE digests SET status = 'sent' WHERE channel_id = 9$$,
 		NULL);
 
+
+-- When a worker is frozen (for the pictures; the script leaves the gap).
+SELECT pause('W1', '08:00:00', '08:02:00', 'paused 2 min');
+SELECT pause('W2', '08:00:30', '08:02:30', 'paused 2 min');
+
 SELECT * FROM play();
 
--- The digests that went out, the row at the end, and the SPEC's outcomes
--- (section 6, "weekly digest").
+-- The digests that went out, the row at the end, and the outcomes doc/incidents.md states.
 SELECT * FROM rows('SELECT at, worker, what FROM sent ORDER BY n');
 SELECT * FROM rows('SELECT channel_id, status, fence FROM digests');
 

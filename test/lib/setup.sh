@@ -43,6 +43,7 @@ fence_missing_packages() {
 	command -v prove >/dev/null 2>&1 || missing+=(perl)
 	command -v make >/dev/null 2>&1 || missing+=(make)
 	command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+	command -v python3 >/dev/null 2>&1 || missing+=(python3)
 	local extra
 	for extra in "$@"; do
 		case "$extra" in
@@ -57,6 +58,12 @@ fence_missing_packages() {
 					dpkg-query -W -f '${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed \
 						|| missing+=("$p")
 				done ;;
+			# The docs suite opens the demo's pictures in a headless browser;
+			# the pictures name DejaVu Sans, so it must be there to measure.
+			chromium)
+				command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+				[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
+				;;
 		esac
 	done
 	printf '%s\n' "${missing[@]}"

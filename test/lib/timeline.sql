@@ -1,12 +1,12 @@
--- test/lib/timeline.sql: the player behind the six seed timelines
+-- test/lib/timeline.sql: the player behind the six incident timelines
 -- (sql/timeline_*.sql) and make demo (test/demo).  Each timeline file
 -- includes it with \i, echo off, so its expected output shows the timeline,
 -- not this machinery.
 --
 -- A timeline is a script: rows of (time, worker, action, SQL today, SQL with
--- fence), in the order the seed tells them.  start() makes one fresh
+-- fence), in the order the incident tells them.  start() makes one fresh
 -- database per variant ("today", "fenced", and any other), so that in each
--- of them the token counter is at 32, exactly as in the seed:
+-- of them the token counter is at 32, exactly as in the incidents:
 -- CREATE EXTENSION fence, then fence_advance_tokens(32), so the first two
 -- grants are 33 and 34.  play() replays the script once per variant, in that
 -- variant's database; every worker is its own connection (dblink), so its own
@@ -28,14 +28,14 @@
 -- them and puts the lease clock back on real time.
 --
 -- In every variant database, besides fence:
---   redis(command)  a model of the Redis commands the seeds use: SET key value
+--   redis(command)  a model of the Redis commands the incidents use: SET key value
 --                   [NX] [PX ms], GET, DEL, INCR.  Keys live in a table; a key
 --                   with a PX expiry is gone once fence_now() reaches it (the
 --                   lease clock stands in for Redis's clock); each command
 --                   runs alone (Redis is single-threaded).  Replies: 'OK', a
 --                   value, an integer, or NULL for Redis's nil.
 --   set_token(x), my_token()   a worker's memory of the token it was given
---                   (the seeds' "$2"); a session setting of the worker.
+--                   (the incidents' "$2"); a session setting of the worker.
 --   send(what)      an effect outside the database (an e-mailed digest, a
 --                   sent export), recorded in the table sent.
 
@@ -77,6 +77,34 @@ CREATE TABLE timeline.worker (
 	worker text NOT NULL,
 	pid int NOT NULL,
 	PRIMARY KEY (variant, worker)
+);
+
+-- When a worker is frozen or paused: a fact of the incident, recorded for
+-- the pictures (the SQL of the script already leaves the gap).
+CREATE TABLE timeline.pause (
+	worker text NOT NULL,
+	from_at time NOT NULL,
+	to_at time NOT NULL,
+	what text NOT NULL
+);
+
+-- What the replay saw, for the pictures (record()): after each step, every
+-- lock or lease held in the variant's database and by whom (hold), and before
+-- each write or effect, the token the worker carried (carried).
+CREATE TABLE timeline.hold (
+	seq int NOT NULL,
+	variant text NOT NULL,
+	worker text NOT NULL,
+	lock text NOT NULL,
+	token bigint,
+	expires_at text
+);
+
+CREATE TABLE timeline.carried (
+	seq int NOT NULL,
+	variant text NOT NULL,
+	token text,
+	PRIMARY KEY (seq, variant)
 );
 
 CREATE TABLE timeline.verdict (
@@ -280,6 +308,54 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
+-- pause(): a worker is frozen from one time to another.
+CREATE FUNCTION timeline.pause(worker text, from_at time, to_at time,
+							   what text DEFAULT 'paused')
+RETURNS text
+LANGUAGE sql AS $$
+	INSERT INTO timeline.pause VALUES (worker, from_at, to_at, what);
+	SELECT 'ok'
+$$;
+
+-- What kind of step a statement is, for the pictures: a write to a table, an
+-- effect outside the database (send), taking or giving back a lock or lease,
+-- a check of a lease, ending another session, a transaction boundary, or a
+-- read.
+CREATE FUNCTION timeline.kind(sql text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT CASE
+		WHEN sql IS NULL THEN NULL
+		WHEN sql ~* '^\s*(update|insert|delete|merge)\M' THEN 'write'
+		WHEN sql ~* '\m(send|export_send)\s*\(' THEN 'effect'
+		WHEN sql ~* '(pg_try_advisory\w*|fence_try_lease|fence_try_xact_lease|fence_lease|fence_xact_lease)\s*\('
+			 OR sql ~* 'redis\(''SET \S+ \S+ NX' THEN 'acquire'
+		WHEN sql ~* '(fence_release|pg_advisory_unlock)\s*\(' OR sql ~* 'redis\(''DEL ' THEN 'release'
+		WHEN sql ~* 'pg_terminate_backend\s*\(' THEN 'terminate'
+		WHEN sql ~* 'fence_assert_current\s*\(' THEN 'check'
+		WHEN sql ~* '^\s*(begin|commit|rollback)\M' THEN 'transaction'
+		WHEN sql ~* 'redis\(''INCR ' THEN 'token'
+		ELSE 'read'
+	END
+$$;
+
+-- The locks and leases held in a variant's database: fence's leases (by
+-- backend pid, or by owner for a detached lease), the Redis model's keys that
+-- have an expiry (the locks, not the token counters), and advisory locks.
+CREATE FUNCTION timeline.holds_sql() RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT $q$
+	SELECT key, coalesce(owner, pid::text), token::bigint,
+		   to_char(expires_at AT TIME ZONE 'UTC', 'HH24:MI:SS')
+	  FROM fence_leases WHERE database = current_database()
+	UNION ALL
+	SELECT key, value, NULL, to_char(expires_at AT TIME ZONE 'UTC', 'HH24:MI:SS')
+	  FROM redis_keys WHERE expires_at IS NOT NULL
+	UNION ALL
+	SELECT 'advisory lock ' || objid, pid::text, NULL, NULL
+	  FROM pg_locks
+	 WHERE locktype = 'advisory' AND granted
+	   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+$q$ $$;
+
 -- One variant's replay of the script.
 CREATE FUNCTION timeline.play_variant(variant text) RETURNS void
 LANGUAGE plpgsql AS $$
@@ -295,8 +371,19 @@ BEGIN
 		FOR w IN SELECT * FROM timeline.worker WHERE worker.variant = play_variant.variant LOOP
 			sql := replace(sql, '{pid:' || w.worker || '}', w.pid::text);
 		END LOOP;
+		IF timeline.kind(sql) IN ('write', 'effect') THEN
+			INSERT INTO timeline.carried VALUES (s.seq, variant,
+				timeline.exec(timeline.conn(variant, s.worker),
+							  'SELECT coalesce(fence_current_token()::bigint, my_token())'));
+		END IF;
 		INSERT INTO timeline.result
 			VALUES (s.seq, variant, timeline.exec(timeline.conn(variant, s.worker), sql));
+		INSERT INTO timeline.hold
+			SELECT s.seq, play_variant.variant, coalesce(tw.worker, h.who), h.lock, h.token, h.expires_at
+			  FROM dblink(timeline.conn(play_variant.variant, 'setup'), timeline.holds_sql())
+				   AS h(lock text, who text, token bigint, expires_at text)
+			  LEFT JOIN timeline.worker tw
+					 ON tw.variant = play_variant.variant AND tw.pid::text = h.who;
 	END LOOP;
 END
 $$;
@@ -369,6 +456,43 @@ LANGUAGE sql AS $$
 		   LATERAL dblink(timeline.conn(v, 'setup'),
 						  format('SELECT row_to_json(q)::text FROM (%s) q', sql)) AS t(r text)
 	 ORDER BY i
+$$;
+
+-- For make demo's pictures: everything the replay recorded, as one JSON
+-- document (deterministic: no pids, no real time, keys and arrays in a fixed
+-- order).  test/lib/pictures.py draws it.
+CREATE FUNCTION timeline.record() RETURNS text
+LANGUAGE sql STABLE AS $$
+	SELECT jsonb_pretty(jsonb_build_object(
+		'name', a.name, 'title', a.title, 'day', a.day::text,
+		'intro', a.intro, 'lesson', a.lesson, 'variants', to_jsonb(a.variants),
+		'steps', (SELECT jsonb_agg(jsonb_build_object(
+					'seq', s.seq, 'at', to_char(s.at, 'HH24:MI:SS'),
+					'worker', s.worker, 'action', s.action,
+					'runs', (SELECT jsonb_object_agg(r.variant, jsonb_build_object(
+								'kind', timeline.kind(CASE WHEN r.variant = 'today'
+														   THEN s.today ELSE s.fenced END),
+								'result', r.result, 'token', c.token))
+							   FROM timeline.result r
+							   LEFT JOIN timeline.carried c
+									  ON c.seq = r.seq AND c.variant = r.variant
+							  WHERE r.seq = s.seq))
+					ORDER BY s.seq)
+					FROM timeline.script s),
+		'holds', coalesce((SELECT jsonb_agg(jsonb_build_object(
+					'seq', h.seq, 'variant', h.variant, 'worker', h.worker,
+					'lock', h.lock, 'token', h.token, 'expires_at', h.expires_at)
+					ORDER BY h.seq, h.variant, h.lock, h.worker, h.token)
+					FROM timeline.hold h), '[]'),
+		'pauses', coalesce((SELECT jsonb_agg(jsonb_build_object(
+					'worker', p.worker, 'from', to_char(p.from_at, 'HH24:MI:SS'),
+					'to', to_char(p.to_at, 'HH24:MI:SS'), 'what', p.what)
+					ORDER BY p.worker, p.from_at)
+					FROM timeline.pause p), '[]'),
+		'checks', coalesce((SELECT jsonb_agg(jsonb_build_object(
+					'side', v.side, 'claim', v.claim, 'ok', v.ok) ORDER BY v.n)
+					FROM timeline.verdict v), '[]')))
+	  FROM timeline.about a
 $$;
 
 -- For make demo: the story with a result column per variant, as a query.

@@ -1,0 +1,628 @@
+#!/usr/bin/env python3
+"""Draw the incident timelines that make demo replays.
+
+    pictures.py --out DIR RECORD.json...
+
+Each RECORD is what one replay recorded (timeline.record() in
+test/lib/timeline.sql): its steps with their times, workers, kinds, results
+and the tokens the workers carried, the locks and leases held after each step,
+the workers' pauses, and the checks the replay made.  For each record this
+writes DIR/<name>.svg: a lane per worker, the timeline's own clock on the time
+axis, one panel per design ("today" above "with fence"), the lock or lease
+each worker holds as a bar (solid while it holds it, hatched while it only
+believes it does), pauses, and each write or effect as a mark with its
+outcome and token.  Then DIR/index.html shows them all with their lessons.
+
+The output depends on the records only (no clock, no randomness, fixed number
+formatting), so a second run over the same replay gives identical files; the
+docs suite compares them with the copies in doc/img/.  Python 3 standard
+library only.
+"""
+
+import argparse
+import html
+import json
+import os
+import re
+import sys
+
+WIDTH = 880
+LEFT = 96           # lane names
+RIGHT_PAD = 14
+FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
+FS = 11             # label font size
+CHAR = 0.60         # average glyph width, in em, for DejaVu Sans (safe side)
+ROW = 14            # height of a label row
+
+GREEN = "#1a7f37"
+RED = "#cf222e"
+GREY = "#6e7781"
+INK = "#1f2328"
+BLUE = "#0969da"
+AMBER = "#9a6700"
+
+VARIANT_TITLE = {
+    "today": "Today",
+    "fenced": "With fence",
+    "strict": "With fence, strict trigger",
+}
+
+PANEL_NOTE = {
+    "redis": "a Redis lock (SET NX PX, DEL, INCR), replayed by a model in SQL",
+    "advisory": "PostgreSQL's advisory lock",
+    "fenced": "fence's lease, and the fence trigger on the table",
+    "strict": "fence's lease, and the trigger with strict => true (the lease must be live)",
+}
+
+
+def secs(hms):
+    h, m, s = hms.split(":")
+    return int(h) * 3600 + int(m) * 60 + float(s)
+
+
+def hms(t):
+    t = int(round(t))
+    return "%02d:%02d:%02d" % (t // 3600, t // 60 % 60, t % 60)
+
+
+def num(x):
+    """Fixed formatting of a coordinate: one decimal, no "-0.0"."""
+    s = "%.1f" % x
+    return "0.0" if s == "-0.0" else s
+
+
+def text_width(s, size=FS):
+    return len(s) * size * CHAR
+
+
+def esc(s):
+    return html.escape(s, quote=True)
+
+
+def wrap(text, width_px, size):
+    words = text.split()
+    lines, line = [], ""
+    for w in words:
+        cand = w if not line else line + " " + w
+        if line and text_width(cand, size) > width_px:
+            lines.append(line)
+            line = w
+        else:
+            line = cand
+    if line:
+        lines.append(line)
+    return lines
+
+
+def short_action(action):
+    a = re.sub(r"\s*\([^)]*\)", "", action).strip()
+    return a
+
+
+def token_of(run):
+    tok = run.get("token")
+    if tok is None:
+        return None
+    if tok == "NULL" or tok == "":
+        return "no token"
+    if tok.startswith("ERROR"):
+        m = re.search(r"token (\d+)", run.get("result") or "")
+        return "token " + m.group(1) if m else None
+    return "token " + tok
+
+
+def sqlstate(result):
+    m = re.match(r"ERROR ([0-9A-Z]{5})", result or "")
+    return m.group(1) if m else None
+
+
+def classify(step, run, victims=()):
+    """A mark for one step, or None: (shape, colour, label parts)."""
+    kind = run["kind"]
+    result = run.get("result") or ""
+    act = short_action(step["action"])
+    code = sqlstate(result)
+    tok = token_of(run)
+    if kind == "write":
+        if code:
+            return ("rejected", RED, act, "rejected, %s" % code, tok)
+        if re.match(r"^(UPDATE|DELETE) 0$|^INSERT 0 0$", result):
+            return ("skipped", GREY, act, "0 rows: skipped", tok)
+        return ("accepted", GREEN, act, "accepted", tok)
+    if kind == "effect":
+        if code:
+            return ("rejected", RED, act, "stopped, %s" % code, None)
+        if result.startswith("duplicate key"):
+            return ("skipped", GREY, act, "provider drops the duplicate", None)
+        return ("effect", GREEN, act, result, None)
+    if kind == "acquire":
+        if result in ("NULL", "f", "") or code:
+            return ("refused", GREY, act, "refused" + (", " + code if code else ""), None)
+        return None                 # the bar shows it
+    if kind == "release":
+        if code:
+            return ("rejected", RED, act, code, None)
+        if result == "f":
+            return ("refused", GREY, act, "false: not its lease", None)
+        if result == "1":
+            if victims:
+                return ("release", AMBER, act, "DEL deletes %s's lock" % victims[0], None)
+            return ("release", AMBER, act, "DEL: key deleted", None)
+        if result == "0":
+            return ("refused", GREY, act, "DEL: no key", None)
+        return ("release", AMBER, act, "released", None)
+    if kind == "terminate":
+        return ("release", AMBER, act, "done" if result == "t" else result, None)
+    if kind == "check":
+        if code:
+            return ("rejected", RED, act, "fails, %s" % code, None)
+        return ("tick", BLUE, act, "lease held", None)
+    if kind == "token":
+        return ("tick", BLUE, act, "token " + result, None)
+    if kind == "transaction":
+        if step["action"].startswith("COMMIT") or result == "COMMIT":
+            if result == "ROLLBACK":
+                return ("rejected", RED, "COMMIT", "rolled back", None)
+            return ("tick", INK, "COMMIT", None, None)
+        return None
+    if kind == "read":
+        if step["worker"] in ("observer", "setup"):
+            return None
+        return ("tick", GREY, act, "'%s'" % result if result not in ("ok",) else None, None)
+    return None
+
+
+def nice_step(span):
+    for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600):
+        if span / s <= 8:
+            return s
+    return 7200
+
+
+class Svg:
+    def __init__(self):
+        self.parts = []
+
+    def add(self, s):
+        self.parts.append(s)
+
+    def text(self, x, y, s, size=FS, fill=INK, anchor="start", weight=None, style=None):
+        attrs = ['x="%s"' % num(x), 'y="%s"' % num(y), 'font-size="%d"' % size,
+                 'fill="%s"' % fill]
+        if anchor != "start":
+            attrs.append('text-anchor="%s"' % anchor)
+        if weight:
+            attrs.append('font-weight="%s"' % weight)
+        if style:
+            attrs.append('font-style="%s"' % style)
+        self.add("<text %s>%s</text>" % (" ".join(attrs), esc(s)))
+
+
+def lanes_of(rec):
+    order = []
+    for st in rec["steps"]:
+        w = st["worker"]
+        if w in ("observer", "setup") or w in order:
+            continue
+        order.append(w)
+    return order
+
+
+def segments(rec, variant, tmax):
+    """Held intervals per worker: (worker, lock, token, start, end, how, believed_end)."""
+    steps = [s for s in rec["steps"] if variant in s["runs"]]
+    by_seq = {}
+    for h in rec["holds"]:
+        if h["variant"] == variant:
+            by_seq.setdefault(h["seq"], []).append(h)
+    last_step = {}
+    for s in steps:
+        last_step[s["worker"]] = secs(s["at"])
+    open_ = {}
+    done = []
+
+    def close(key, end, how, by=None):
+        seg = open_.pop(key)
+        done.append(dict(seg, end=end, how=how, by=by))
+
+    for s in steps:
+        t = secs(s["at"])
+        cur = {}
+        for h in by_seq.get(s["seq"], []):
+            cur[(h["worker"], h["lock"])] = h
+        for key in list(open_):
+            seg = open_[key]
+            h = cur.get(key)
+            exp = seg["expires"]
+            if h is not None and h["token"] == seg["token"] and (exp is None or exp > t):
+                seg["expires"] = secs(h["expires_at"]) if h["expires_at"] else None
+                continue
+            if exp is not None and exp <= t:
+                close(key, exp, "expired")
+            elif s["worker"] == key[0]:
+                close(key, t, "released")
+            else:
+                close(key, t, "lost", (s["worker"], s["runs"][variant]["kind"]))
+        for key, h in cur.items():
+            # An entry that has already run out (a lease or Redis key not yet
+            # reclaimed) is not held.
+            if key not in open_ and not (h["expires_at"] and secs(h["expires_at"]) <= t):
+                open_[key] = dict(worker=key[0], lock=key[1], token=h["token"], start=t,
+                                  expires=secs(h["expires_at"]) if h["expires_at"] else None)
+    for key in list(open_):
+        exp = open_[key]["expires"]
+        if exp is not None and exp <= tmax:
+            close(key, exp, "expired")
+        else:
+            close(key, None, "held")
+    for seg in done:
+        seg["believed"] = None
+        if seg["how"] in ("expired", "lost"):
+            last = last_step.get(seg["worker"])
+            if last is not None and last > seg["end"]:
+                seg["believed"] = last
+            elif seg["how"] == "lost" and seg["by"] and seg["by"][1] == "release":
+                seg["believed"] = None if last is None else tmax     # still working
+    return done
+
+
+def lock_label(lock, token, variant):
+    if lock.startswith("advisory lock"):
+        return lock
+    if token is not None:
+        return "lease, token %d" % token
+    return lock if variant == "today" else "lease " + lock
+
+
+def panel_kind(rec, variant):
+    if variant != "today":
+        return variant if variant in PANEL_NOTE else "fenced"
+    for h in rec["holds"]:
+        if h["variant"] == "today" and h["lock"].startswith("advisory lock"):
+            return "advisory"
+    return "redis"
+
+
+def draw(rec):
+    variants = rec["variants"]
+    lanes = lanes_of(rec)
+    times = [secs(s["at"]) for s in rec["steps"]]
+    for p in rec["pauses"]:
+        times += [secs(p["from"]), secs(p["to"])]
+    t0, tmax = min(times), max(times)
+    span = max(tmax - t0, 1)
+    step = nice_step(span)
+    t0 = t0 - (t0 % step)
+    t1 = tmax + span * 0.06
+    x0, x1 = LEFT + 6, WIDTH - RIGHT_PAD - 4
+
+    def X(t):
+        return x0 + (t - t0) / (t1 - t0) * (x1 - x0)
+
+    svg = Svg()
+    y = 0
+    # Title and what happened.
+    y += 26
+    svg.text(12, y, rec["title"], size=17, weight="bold")
+    y += 8
+    for line in wrap(rec["intro"], WIDTH - 24, 12):
+        y += 16
+        svg.text(12, y, line, size=12, fill=INK)
+    y += 14
+
+    checks = {"today": [], "with fence": []}
+    for c in rec["checks"]:
+        checks[c["side"]].append(c)
+    fence_variants = [v for v in variants if v != "today"]
+
+    for variant in variants:
+        pk = panel_kind(rec, variant)
+        # Panel header.
+        y += 10
+        top = y
+        svg.text(12, y + 14, VARIANT_TITLE.get(variant, variant), size=14, weight="bold",
+                 fill=INK if variant == "today" else BLUE)
+        # Bold 14 px DejaVu Sans runs narrower per glyph than the label estimate.
+        svg.text(12 + len(VARIANT_TITLE.get(variant, variant)) * 14 * 0.56 + 10, y + 14,
+                 PANEL_NOTE[pk], size=11, fill=GREY)
+        y += 26
+        lanes_at = len(svg.parts)
+        segs = segments(rec, variant, tmax)
+        for lane in lanes:
+            y = draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1)
+        # Time axis.
+        y += 4
+        svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1"/>'
+                % (num(x0), num(y), num(x1), num(y), GREY))
+        t = t0
+        while t <= t1 + 0.001:
+            xt = X(t)
+            svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1"/>'
+                    % (num(xt), num(y), num(xt), num(y + 4), GREY))
+            svg.text(xt, y + 15, hms(t), size=10, fill=GREY, anchor="middle")
+            t += step
+        y += 22
+        # Grid lines behind the lanes of this panel.
+        grid = []
+        t = t0
+        while t <= t1 + 0.001:
+            grid.append('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#d0d7de" '
+                        'stroke-width="1" stroke-dasharray="2,3"/>'
+                        % (num(X(t)), num(top + 22), num(X(t)), num(y - 22)))
+            t += step
+        svg.parts[lanes_at:lanes_at] = grid
+        # The checks of this side, under its last panel.
+        side = "today" if variant == "today" else "with fence"
+        if variant == "today" or variant == fence_variants[-1]:
+            for c in checks[side]:
+                mark = "\u2713" if c["ok"] else "\u2717"
+                lines = wrap(c["claim"], WIDTH - 60, 11)
+                for i, line in enumerate(lines):
+                    y += 14
+                    if i == 0:
+                        svg.text(20, y, mark, size=11, fill=GREEN if c["ok"] else RED,
+                                 weight="bold")
+                    svg.text(34, y, line, size=11, fill=INK)
+            y += 6
+        y += 4
+        svg.add('<line x1="8" y1="%s" x2="%s" y2="%s" stroke="#d0d7de" stroke-width="1"/>'
+                % (num(y), num(WIDTH - 8), num(y)))
+
+    # Legend.
+    y = draw_legend(svg, y + 8)
+    # Lesson.
+    y += 6
+    lines = wrap("Lesson: " + rec["lesson"], WIDTH - 24, 12)
+    for i, line in enumerate(lines):
+        y += 16
+        if i == 0:
+            svg.add('<text x="12" y="%s" font-size="12" fill="%s"><tspan font-weight="bold">'
+                    'Lesson:</tspan>%s</text>' % (num(y), INK, esc(line[len("Lesson:"):])))
+        else:
+            svg.text(12, y, line, size=12)
+    y += 14
+    height = int(y)
+    head = ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+            'viewBox="0 0 %d %d" font-family="%s" role="img" aria-label="%s">\n'
+            % (WIDTH, height, WIDTH, height, FONT, esc(rec["title"])))
+    title = "<title>%s</title>\n" % esc("%s, today and with fence. %s" % (rec["title"], rec["intro"]))
+    defs = ('<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
+            'patternTransform="rotate(45)"><rect width="6" height="6" fill="#ffffff"/>'
+            '<line x1="0" y1="0" x2="0" y2="6" stroke="%s" stroke-width="2.5"/></pattern></defs>\n'
+            % "#8c959f")
+    body = "\n".join(svg.parts)
+    return head + title + defs + '<rect width="100%" height="100%" fill="#ffffff"/>\n' + body + "\n</svg>\n", height
+
+
+def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
+    band = y + 12                       # centre of the bar band
+    svg.text(12, band + 4, lane, size=12, weight="bold")
+    x1 = WIDTH - RIGHT_PAD - 4
+    svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#eaeef2" stroke-width="1"/>'
+            % (num(LEFT + 6), num(band), num(x1), num(band)))
+    labels = []                         # (x, anchor, parts) to place in rows
+    # Pauses.
+    for p in rec["pauses"]:
+        if p["worker"] != lane:
+            continue
+        a, b = X(secs(p["from"])), X(secs(p["to"]))
+        zz = []
+        xx, up = a, True
+        while xx < b:
+            zz.append("%s,%s" % (num(xx), num(band + 10 + (0 if up else 5))))
+            xx += 4
+            up = not up
+        zz.append("%s,%s" % (num(b), num(band + 10 + (0 if up else 5))))
+        svg.add('<polyline points="%s" fill="none" stroke="%s" stroke-width="1.2"/>'
+                % (" ".join(zz), GREY))
+        labels.append((a, [(p["what"], GREY, None, "italic")]))
+    # Lock and lease bars.
+    for s in segs:
+        if s["worker"] != lane:
+            continue
+        a = X(s["start"])
+        end = s["end"] if s["end"] is not None else t1
+        b = max(X(end), a + 3)
+        svg.add('<rect x="%s" y="%s" width="%s" height="10" fill="%s" rx="2"/>'
+                % (num(a), num(band - 5), num(b - a), "#54aeff" if variant != "today" else "#8c959f"))
+        label = lock_label(s["lock"], s["token"], variant)
+        if text_width(label, 10) + 16 < b - a:
+            svg.text(a + 10, band + 3.5, label, size=10, fill="#ffffff" if variant == "today" else INK)
+        else:
+            labels.append((a, [(label, BLUE if variant != "today" else INK, None, None)]))
+        if s["believed"] is not None and s["believed"] > s["end"]:
+            c = X(s["believed"])
+            svg.add('<rect x="%s" y="%s" width="%s" height="10" fill="url(#hatch)" '
+                    'stroke="#8c959f" stroke-width="1" rx="2"/>'
+                    % (num(b), num(band - 5), num(max(c - b, 3))))
+        if s["how"] in ("expired", "lost"):
+            why = "ran out" if s["how"] == "expired" else (
+                "freed by " + s["by"][0] if s["by"] and s["by"][1] == "release"
+                else "ended by " + (s["by"][0] if s["by"] else "?"))
+            svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2"/>'
+                    % (num(b), num(band - 8), num(b), num(band + 8), RED))
+            labels.append((b, [("%s %s" % (why, hms(s["end"])), RED, None, None)]))
+    # Marks.
+    seen = {}
+    for st in rec["steps"]:
+        if st["worker"] != lane or variant not in st["runs"]:
+            continue
+        victims = [g["worker"] for g in segs if g["how"] == "lost" and g["by"]
+                   and g["by"][0] == lane and g["end"] == secs(st["at"])]
+        m = classify(st, st["runs"][variant], victims)
+        if m is None:
+            continue
+        shape, colour, act, outcome, tok = m
+        t = secs(st["at"])
+        k = seen.get(t, 0)
+        seen[t] = k + 1
+        x = X(t) + k * 9
+        draw_mark(svg, shape, colour, x, band)
+        parts = [(act + (": " if outcome else ""), INK, None, None)]
+        if outcome:
+            parts.append((outcome, colour, "bold", None))
+        if tok:
+            parts.append((" (" + tok + ")", colour if shape != "accepted" else INK, None, None))
+        labels.append((x, parts))
+    # Place labels in rows below the band, left to right, first row that fits.
+    rows = []
+    placed = []
+    for x, parts in sorted(labels, key=lambda l: l[0]):
+        w = sum(text_width(p[0]) for p in parts)
+        lx = x - 3
+        if lx + w > WIDTH - 6:
+            lx = WIDTH - 6 - w
+        lx = max(lx, LEFT + 2)
+        for r, right in enumerate(rows):
+            if lx >= right + 8:
+                rows[r] = lx + w
+                break
+        else:
+            r = len(rows)
+            rows.append(lx + w)
+        placed.append((lx, r, x, parts))
+    for lx, r, x, parts in placed:
+        ty = band + 28 + r * ROW
+        svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#d0d7de" stroke-width="1"/>'
+                % (num(x), num(band + 8), num(x), num(ty - 9)))
+    for lx, r, x, parts in placed:
+        ty = band + 28 + r * ROW
+        spans = []
+        for s, fill, weight, style in parts:
+            a = ' fill="%s"' % fill
+            if weight:
+                a += ' font-weight="%s"' % weight
+            if style:
+                a += ' font-style="%s"' % style
+            spans.append("<tspan%s>%s</tspan>" % (a, esc(s)))
+        # A white halo keeps the leader lines of later labels off the text.
+        svg.add('<text x="%s" y="%s" font-size="%d" stroke="#ffffff" stroke-width="3" '
+                'stroke-linejoin="round" paint-order="stroke">%s</text>'
+                % (num(lx), num(ty), FS, "".join(spans)))
+    return band + 28 + max(len(rows) - 1, 0) * ROW + (8 if rows else -10)
+
+
+def draw_mark(svg, shape, colour, x, y):
+    if shape == "accepted":
+        svg.add('<circle cx="%s" cy="%s" r="5.5" fill="%s" stroke="#ffffff" stroke-width="1.5"/>'
+                % (num(x), num(y), colour))
+    elif shape == "effect":
+        svg.add('<path d="M %s %s l 6 6 l -6 6 l -6 -6 z" fill="%s" stroke="#ffffff" '
+                'stroke-width="1.5"/>' % (num(x), num(y - 6), colour))
+    elif shape == "rejected":
+        svg.add('<rect x="%s" y="%s" width="12" height="12" fill="%s" stroke="#ffffff" '
+                'stroke-width="1.5"/>' % (num(x - 6), num(y - 6), colour))
+        svg.add('<path d="M %s %s l 6 6 m 0 -6 l -6 6" stroke="#ffffff" stroke-width="1.8"/>'
+                % (num(x - 3), num(y - 3)))
+    elif shape in ("skipped", "refused"):
+        svg.add('<circle cx="%s" cy="%s" r="5" fill="#ffffff" stroke="%s" stroke-width="2"/>'
+                % (num(x), num(y), colour))
+    elif shape == "release":
+        svg.add('<path d="M %s %s l 12 0 l -6 -10 z" fill="%s" stroke="#ffffff" '
+                'stroke-width="1"/>' % (num(x - 6), num(y + 5), colour))
+    else:
+        svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2"/>'
+                % (num(x), num(y - 6), num(x), num(y + 6), colour))
+
+
+def draw_legend(svg, y):
+    items = [
+        ("bar", "holds the lock or lease"),
+        ("hatch", "believes it still holds it"),
+        ("pause", "frozen or paused"),
+        ("accepted", "write accepted"),
+        ("effect", "sent (outside the database)"),
+        ("rejected", "rejected, with its SQLSTATE"),
+        ("skipped", "refused or skipped"),
+        ("release", "lock freed or session ended"),
+    ]
+    x = 12
+    y += 10
+    for kind, label in items:
+        w = 22 + text_width(label, 10) + 14
+        if x + w > WIDTH - 8:
+            x = 12
+            y += 18
+        cy = y
+        if kind == "bar":
+            svg.add('<rect x="%s" y="%s" width="16" height="9" fill="#54aeff" rx="2"/>'
+                    % (num(x), num(cy - 4.5)))
+        elif kind == "hatch":
+            svg.add('<rect x="%s" y="%s" width="16" height="9" fill="url(#hatch)" stroke="#8c959f" '
+                    'stroke-width="1" rx="2"/>' % (num(x), num(cy - 4.5)))
+        elif kind == "pause":
+            svg.add('<polyline points="%s" fill="none" stroke="%s" stroke-width="1.2"/>'
+                    % (" ".join("%s,%s" % (num(x + i * 4), num(cy - 2 + (0 if i % 2 == 0 else 5)))
+                                for i in range(5)), GREY))
+        else:
+            draw_mark(svg, kind, {"accepted": GREEN, "effect": GREEN, "rejected": RED,
+                                  "skipped": GREY, "release": AMBER}[kind], x + 8, cy)
+        svg.text(x + 22, cy + 3.5, label, size=10, fill=INK)
+        x += w
+    return y + 10
+
+
+def write_index(out, recs):
+    parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+             "<title>fence: six incidents, replayed</title>",
+             "<style>",
+             "body { font-family: DejaVu Sans, Verdana, Arial, sans-serif; color: #1f2328;"
+             " max-width: 900px; margin: 24px auto; padding: 0 12px; line-height: 1.45; }",
+             "h1 { font-size: 24px; } h2 { font-size: 19px; margin-top: 36px; }",
+             "img { display: block; width: 100%; max-width: 880px; height: auto;"
+             " border: 1px solid #d0d7de; }",
+             "</style>", "</head>", "<body>",
+             "<h1>Six incidents, replayed</h1>",
+             "<p>Each picture is drawn from one run of <code>make demo</code>: the same replay "
+             "as the regression tests <code>sql/timeline_*.sql</code>. On top, the design as "
+             "the team ran it; below, the same workers with fence. The incidents are described "
+             "in <code>doc/incidents.md</code>.</p>"]
+    for n, rec in enumerate(recs, 1):
+        parts.append('<section id="%s">' % esc(rec["name"]))
+        parts.append("<h2>%d. %s</h2>" % (n, esc(rec["title"])))
+        # The picture carries the story and the lesson; the alternative text
+        # says them for a reader who cannot see it.
+        parts.append('<img src="%s.svg" alt="%s">'
+                     % (esc(rec["name"]), esc("%s, today and with fence. %s Lesson: %s"
+                                              % (rec["title"], rec["intro"], rec["lesson"]))))
+        parts.append("</section>")
+    # For the docs suite's browser test (test/docs/check.py): once the page
+    # has loaded, say on <body> whether every picture loaded, and how tall
+    # the page is (for its screenshot).
+    parts += ["<script>",
+              "window.addEventListener('load', function () {",
+              "  var bad = [];",
+              "  for (var i = 0; i < document.images.length; i++) {",
+              "    var img = document.images[i];",
+              "    if (!img.complete || img.naturalWidth === 0) bad.push(img.getAttribute('src'));",
+              "  }",
+              "  document.body.setAttribute('data-images', bad.length ?",
+              "    'broken: ' + bad.join(' ') : 'ok ' + document.images.length);",
+              "  document.body.setAttribute('data-height', document.documentElement.scrollHeight);",
+              "});",
+              "</script>",
+              "</body>", "</html>", ""]
+    with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
+        f.write("\n".join(parts))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("records", nargs="+")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    recs = []
+    for path in args.records:
+        with open(path, encoding="utf-8") as f:
+            rec = json.load(f)
+        svg, _ = draw(rec)
+        with open(os.path.join(args.out, rec["name"] + ".svg"), "w", encoding="utf-8") as f:
+            f.write(svg)
+        recs.append(rec)
+    write_index(args.out, recs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
