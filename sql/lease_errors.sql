@@ -103,10 +103,23 @@ SELECT fence_try_xact_lease('err:scope', '1 minute');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_xact_lease('err:scope', '1 minute');
 \echo :LAST_ERROR_SQLSTATE
+-- Asking for a key this session holds as a detached lease fails at once,
+-- instead of queueing behind itself until the timeout.
+SELECT clock_timestamp() AS asked_at \gset
+SELECT fence_lease('err:scope', '1 minute', timeout => '3 s', owner => 'D1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT clock_timestamp() - :'asked_at' < interval '1 s' AS at_once;
+SELECT fence_try_lease('err:scope', '1 minute', owner => 'D1');
+\echo :LAST_ERROR_SQLSTATE
 SELECT fence_release('err:scope', fence_try_lease('err:scope', '1 minute'));
 BEGIN;
 SELECT fence_try_xact_lease('err:scope', '1 minute') IS NOT NULL AS xact_lease;
 SELECT fence_lease('err:scope', '1 minute');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+SELECT fence_try_xact_lease('err:scope', '1 minute') IS NOT NULL AS xact_lease;
+SELECT fence_lease('err:scope', '1 minute', timeout => '3 s', owner => 'D1');
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 SELECT count(*) AS after_rollback FROM fence_leases WHERE key = 'err:scope';

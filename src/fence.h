@@ -62,6 +62,8 @@ extern int	fence_max_leases;
 extern int	fence_max_ttl_s;
 extern bool fence_test_clock;
 extern int	fence_restart_grace_ms;
+extern int	fence_max_databases;
+extern int	fence_max_leases_per_role;
 extern void FenceGucInit(void);
 
 /* token.c */
@@ -118,6 +120,9 @@ extern void FenceStatsCount(FenceStat which);
 extern void FenceStatsAdd(FenceStat which, uint64 n);
 extern bool FenceStatsPublishGrant(FenceToken token);
 extern FenceCounterBlock *FenceStatsCounterBlock(bool missing_ok);
+extern bool FenceStatsHaveSlot(void);
+extern int	FenceStatsDatabases(Oid **dbids);
+extern void FenceStatsForgetDatabase(Oid dbid);
 
 /* counter.c */
 extern FenceToken FenceCounterNext(void);
@@ -210,7 +215,12 @@ typedef struct FenceLeaseStamp
 extern FenceLeaseStatus FenceLeaseGetStatus(Oid dbid, const char *key,
 											int keylen, FenceToken token,
 											FenceLeaseStamp *stamp);
+extern FenceLeaseStatus FenceLeaseGetStatusRole(Oid dbid, const char *key,
+												int keylen, FenceToken token,
+												FenceLeaseStamp *stamp,
+												Oid *roleid);
 extern bool FenceLeaseStampHolds(const FenceLeaseStamp *stamp);
+extern int	FenceLeaseForgetDroppedDatabases(void);
 extern const char *FenceLeaseStatusName(FenceLeaseStatus status);
 extern const char *FenceLeaseScopeName(FenceLeaseScope scope);
 extern void FenceLeaseWakeWaiters(void);

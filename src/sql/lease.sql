@@ -79,6 +79,15 @@ CREATE FUNCTION @extschema@.fence_break(key pg_catalog.int8)
 	AS 'MODULE_PATHNAME', 'fence_break_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION @extschema@.fence_break(pg_catalog.int8) FROM PUBLIC;
 
+-- Admin: frees the leases (and the per-database slots) of every dropped
+-- database, which fence_break cannot reach; returns how many leases it ended.
+CREATE FUNCTION @extschema@.fence_break_dropped_databases()
+	RETURNS pg_catalog.int8
+	AS 'MODULE_PATHNAME', 'fence_break_dropped_databases' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.fence_break_dropped_databases() FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_break_dropped_databases() IS
+	'Frees the leases and per-database slots of dropped databases; returns how many leases it ended';
+
 -- The token in effect (what the fence_enforce trigger uses) and how to set it
 -- for the rest of the transaction, e.g. behind a transaction pooler.
 -- With a lease key: the token for a trigger that names that lease.
@@ -95,9 +104,9 @@ CREATE FUNCTION @extschema@.fence_use_token(token @extschema@.fence_token, key p
 	RETURNS pg_catalog.void
 	AS 'MODULE_PATHNAME', 'fence_use_token_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
--- Every held lease (live or expired) of the server.  The key and owner of a
--- lease taken by another role show as NULL unless you are a superuser, a
--- member of pg_read_all_stats, or a member of that role.
+-- Every held lease (live or expired) of the server.  The key, owner and
+-- token of a lease taken by another role show as NULL unless you are a
+-- superuser, a member of pg_read_all_stats, or a member of that role.
 CREATE FUNCTION @extschema@.fence_leases_all(
 	OUT database pg_catalog.name,
 	OUT key pg_catalog.text,
