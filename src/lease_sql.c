@@ -511,8 +511,8 @@ fence_assert_current_impl(FunctionCallInfo fcinfo, bool int_key)
 
 	/*
 	 * The token goes in the detail: the primary message stays the same for
-	 * every token, which keeps logs greppable.  The status in parentheses
-	 * is the value fence_lease_status() returns.
+	 * every token, which keeps logs greppable.  The word in parentheses is
+	 * the value fence_lease_status() returns.
 	 */
 	switch (status)
 	{
@@ -521,8 +521,8 @@ fence_assert_current_impl(FunctionCallInfo fcinfo, bool int_key)
 		case FENCE_LEASE_EXPIRED:
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
-					 errmsg("lease \"%s\" is not held (%s)",
-							key.data, FenceLeaseStatusName(status)),
+					 errmsg("lease \"%s\" is not held (expired)",
+							key.data),
 					 errdetail("Token %lld is expired: it is still the latest token, but the lease expired and any worker may take it now.",
 							   (long long) token),
 					 errhint("Do not perform the side effect: this worker no longer holds the lease.")));
@@ -530,8 +530,8 @@ fence_assert_current_impl(FunctionCallInfo fcinfo, bool int_key)
 		case FENCE_LEASE_SUPERSEDED:
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
-					 errmsg("lease \"%s\" is not held (%s)",
-							key.data, FenceLeaseStatusName(status)),
+					 errmsg("lease \"%s\" is not held (superseded)",
+							key.data),
 					 errdetail("Token %lld is superseded: a newer token was granted for this lease since.",
 							   (long long) token),
 					 errhint("Do not perform the side effect: this worker no longer holds the lease.")));
@@ -539,8 +539,8 @@ fence_assert_current_impl(FunctionCallInfo fcinfo, bool int_key)
 		case FENCE_LEASE_RELEASED:
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
-					 errmsg("lease \"%s\" is not held (%s)",
-							key.data, FenceLeaseStatusName(status)),
+					 errmsg("lease \"%s\" is not held (released)",
+							key.data),
 					 errdetail("Token %lld is released: the lease was released or broken, or never had this token.",
 							   (long long) token),
 					 errhint("Do not perform the side effect: this worker no longer holds the lease.")));
