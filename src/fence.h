@@ -64,6 +64,7 @@ extern bool fence_test_clock;
 extern int	fence_restart_grace_ms;
 extern int	fence_max_databases;
 extern int	fence_max_leases_per_role;
+extern bool fence_log_lease_waits;
 extern void FenceGucInit(void);
 
 /* token.c */
@@ -198,6 +199,31 @@ typedef struct FenceLeaseInfo
 	char		owner[FENCE_MAX_OWNER_LEN];
 } FenceLeaseInfo;
 
+/* One row of the fence_lease_waiters view. */
+typedef struct FenceWaiterInfo
+{
+	Oid			dbid;
+	int			keylen;
+	char		key[FENCE_MAX_KEY_LEN];
+	int			pid;
+	Oid			roleid;			/* the waiting session's role */
+	FenceLeaseScope scope;		/* asked for */
+	TimestampTz since;			/* real time */
+	TimestampTz deadline;		/* real time; 0: none */
+	int			position;		/* 1: first in line */
+} FenceWaiterInfo;
+
+/* One row of fence_blocking_pids(): the holder, or a waiter queued ahead. */
+typedef struct FenceBlockerInfo
+{
+	bool		holder;
+	int			pid;			/* 0: a detached holder */
+	int			position;		/* waiter ahead: its place in the queue */
+	Oid			roleid;
+	int			ownerlen;		/* detached holder only */
+	char		owner[FENCE_MAX_OWNER_LEN];
+} FenceBlockerInfo;
+
 extern void FenceLeaseShmemRequest(void);
 extern Size FenceLeaseShmemSize(void);
 extern void FenceLeaseShmemInit(void);
@@ -232,6 +258,8 @@ extern bool FenceLeaseRenew(const char *key, int keylen, FenceToken token,
 extern bool FenceLeaseBreak(const char *key, int keylen, FenceToken *token);
 extern void FenceLeaseCancelWait(void);
 extern int	FenceLeaseSnapshot(FenceLeaseInfo **leases);
+extern int	FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters);
+extern int	FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers);
 
 /* session.c */
 extern bool FenceSessionTokenInEffect(const char *lease_key, int keylen,

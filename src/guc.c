@@ -21,6 +21,7 @@ bool		fence_test_clock = false;
 int			fence_restart_grace_ms = 0;
 int			fence_max_databases = 1024;
 int			fence_max_leases_per_role = 1000;
+bool		fence_log_lease_waits = false;
 
 void
 FenceGucInit(void)
@@ -102,6 +103,15 @@ FenceGucInit(void)
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("fence.log_lease_waits",
+							 "Logs a wait for a lease that lasts longer than deadlock_timeout, and its end.",
+							 NULL,
+							 &fence_log_lease_waits,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
 
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("fence");

@@ -698,6 +698,102 @@ fence_leases_all(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/*
+ * fence_lease_waiters_all(): every session waiting for a lease, in queue
+ * order.  The key of another role's wait is hidden as in fence_leases.
+ */
+PG_FUNCTION_INFO_V1(fence_lease_waiters_all);
+Datum
+fence_lease_waiters_all(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	FenceWaiterInfo *waiters;
+	int			n;
+
+	FenceRequirePreload();
+	InitMaterializedSRF(fcinfo, 0);
+	n = FenceLeaseWaitersSnapshot(&waiters);
+
+	for (int i = 0; i < n; i++)
+	{
+		FenceWaiterInfo *w = &waiters[i];
+		Datum		values[8];
+		bool		nulls[8] = {0};
+		char	   *dbname = get_database_name(w->dbid);
+		char	   *rolename = GetUserNameFromId(w->roleid, true);
+
+		if (dbname == NULL)
+			nulls[0] = true;
+		else
+			values[0] = DirectFunctionCall1(namein, CStringGetDatum(dbname));
+		if (may_see(w->roleid))
+			values[1] = PointerGetDatum(cstring_to_text_with_len(w->key, w->keylen));
+		else
+			nulls[1] = true;
+		values[2] = Int32GetDatum(w->pid);
+		if (rolename == NULL)
+			nulls[3] = true;
+		else
+			values[3] = DirectFunctionCall1(namein, CStringGetDatum(rolename));
+		values[4] = CStringGetTextDatum(FenceLeaseScopeName(w->scope));
+		values[5] = TimestampTzGetDatum(w->since);
+		values[6] = Int32GetDatum(w->position);
+		if (w->deadline != 0)
+			values[7] = TimestampTzGetDatum(w->deadline);
+		else
+			nulls[7] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * fence_blocking_pids(pid): what that session waits for: the live holder
+ * of the lease (its pid; NULL for a detached holder, whose owner is shown
+ * where fence_leases would show it) and each session queued ahead of it.
+ * No rows if it does not wait for a lease.
+ */
+PG_FUNCTION_INFO_V1(fence_blocking_pids);
+Datum
+fence_blocking_pids(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	FenceBlockerInfo *blockers;
+	int			n;
+
+	FenceRequirePreload();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pid must not be NULL"),
+				 errhint("Pass the process ID of a waiting session, as pg_stat_activity shows it.")));
+	InitMaterializedSRF(fcinfo, 0);
+	n = FenceLeaseBlockers(PG_GETARG_INT32(0), &blockers);
+
+	for (int i = 0; i < n; i++)
+	{
+		FenceBlockerInfo *b = &blockers[i];
+		Datum		values[4];
+		bool		nulls[4] = {0};
+
+		if (b->pid != 0)
+			values[0] = Int32GetDatum(b->pid);
+		else
+			nulls[0] = true;
+		values[1] = CStringGetTextDatum(b->holder ? "holder" : "queued ahead");
+		if (b->holder && b->ownerlen > 0 && may_see(b->roleid))
+			values[2] = PointerGetDatum(cstring_to_text_with_len(b->owner, b->ownerlen));
+		else
+			nulls[2] = true;
+		if (b->holder)
+			nulls[3] = true;
+		else
+			values[3] = Int32GetDatum(b->position);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
 /* ---------- the lease clock ---------- */
 
 /* fence_now(): the lease clock (real time unless a test set it) */

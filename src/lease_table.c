@@ -56,6 +56,7 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/hsearch.h"
@@ -122,11 +123,18 @@ typedef struct FenceRoleCount
 	int32		count;
 } FenceRoleCount;
 
-/* Per-PGPROC wait state; protected by the partition lock of "slot". */
+/*
+ * Per-PGPROC wait state; protected by the partition lock of "slot".  The
+ * fields after "next" describe the wait for fence_lease_waiters.
+ */
 typedef struct FenceWaiter
 {
 	int32		slot;			/* slot whose queue this proc is in, or -1 */
 	int32		next;			/* next procno in that queue, or -1 */
+	uint8		scope;			/* FenceLeaseScope asked for */
+	Oid			roleid;			/* the role that asks */
+	TimestampTz since;			/* real time it joined the queue */
+	TimestampTz deadline;		/* real time it gives up; 0: none */
 } FenceWaiter;
 
 /*
@@ -184,6 +192,31 @@ typedef enum AcquireStep
 
 /* The count the last STEP_ROLE_LIMIT saw, for its error message. */
 static int32 role_limit_count = 0;
+
+/* Who the last STEP_REFUSED waited for, for fence.log_lease_waits. */
+typedef enum BlockerKind
+{
+	BLOCKER_SESSION,			/* a session or transaction holder: pid */
+	BLOCKER_DETACHED,			/* a detached holder: owner */
+	BLOCKER_QUEUE				/* nobody holds it; others are queued first */
+} BlockerKind;
+
+static struct
+{
+	BlockerKind kind;
+	int			pid;
+	int			ownerlen;
+	char		owner[FENCE_MAX_OWNER_LEN + 1];
+} last_blocker;
+
+/* This backend's current wait, for fence.log_lease_waits. */
+static TimestampTz wait_started = 0;	/* real time; 0: not waiting */
+static bool wait_logged = false;	/* "still waiting" was logged */
+
+#if PG_VERSION_NUM >= 170000
+/* Our own wait event, FenceLease, registered on first use. */
+static uint32 fence_wait_event = 0;
+#endif
 
 /* ---------- shared memory ---------- */
 
@@ -660,7 +693,7 @@ wake_proc(int32 procno)
 }
 
 static void
-enqueue_self(int32 idx, LWLock *lock)
+enqueue_self(int32 idx, LWLock *lock, const FenceLeaseRequest *req)
 {
 	FenceLeaseSlot *slot = &lease_slots[idx];
 	int32		me = FENCE_MY_PROCNO;
@@ -672,6 +705,10 @@ enqueue_self(int32 idx, LWLock *lock)
 	*link = me;
 	lease_waiters[me].slot = idx;
 	lease_waiters[me].next = -1;
+	lease_waiters[me].scope = (uint8) req->scope;
+	lease_waiters[me].roleid = GetUserId();
+	lease_waiters[me].since = GetCurrentTimestamp();
+	lease_waiters[me].deadline = req->has_deadline ? req->deadline : 0;
 	my_wait_slot = idx;
 	my_wait_lock = lock;
 }
@@ -830,9 +867,21 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 			return STEP_DONE;
 		}
 		if (req->wait && my_wait_slot < 0)
-			enqueue_self(idx, partition_lock(hash));
+			enqueue_self(idx, partition_lock(hash), req);
 		if (my_wait_slot < 0 || slot->wait_head == me)
 			*wake_at = slot->expires_at;
+		if (slot->scope == FENCE_SCOPE_DETACHED)
+		{
+			last_blocker.kind = BLOCKER_DETACHED;
+			last_blocker.ownerlen = slot->ownerlen;
+			memcpy(last_blocker.owner, slot->text + slot->keylen, slot->ownerlen);
+			last_blocker.owner[slot->ownerlen] = '\0';
+		}
+		else
+		{
+			last_blocker.kind = BLOCKER_SESSION;
+			last_blocker.pid = GetPGProcByNumber(slot->holder)->pid;
+		}
 		return STEP_REFUSED;
 	}
 
@@ -840,7 +889,8 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 	if (slot && slot->wait_head >= 0 && slot->wait_head != me)
 	{
 		if (req->wait && my_wait_slot < 0)
-			enqueue_self(idx, partition_lock(hash));
+			enqueue_self(idx, partition_lock(hash), req);
+		last_blocker.kind = BLOCKER_QUEUE;
 		return STEP_REFUSED;
 	}
 	if (in_restart_grace(wake_at))
@@ -858,7 +908,7 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 					return STEP_NEED_SLOT;
 				idx = new_entry(hash, req);
 			}
-			enqueue_self(idx, partition_lock(hash));
+			enqueue_self(idx, partition_lock(hash), req);
 		}
 		return STEP_GRACE;
 	}
@@ -927,6 +977,94 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 	return STEP_DONE;
 }
 
+/*
+ * The wait event a waiting fence_lease shows in pg_stat_activity: our own
+ * "FenceLease" where PostgreSQL lets extensions define one (17 and later),
+ * else the generic "Extension".  Registering may ERROR: call it before
+ * anything needs undoing.
+ */
+static uint32
+lease_wait_event(void)
+{
+#if PG_VERSION_NUM >= 170000
+	if (fence_wait_event == 0)
+		fence_wait_event = WaitEventExtensionNew("FenceLease");
+	return fence_wait_event;
+#else
+	return PG_WAIT_EXTENSION;
+#endif
+}
+
+/* Milliseconds since the wait began, split for "%ld.%03d ms". */
+static void
+waited_ms(long *msecs, int *usecs)
+{
+	long		secs;
+	int			us;
+
+	TimestampDifference(wait_started, GetCurrentTimestamp(), &secs, &us);
+	*msecs = secs * 1000 + us / 1000;
+	*usecs = us % 1000;
+}
+
+/* fence.log_lease_waits: the wait passed deadlock_timeout. */
+static void
+log_still_waiting(const FenceLeaseRequest *req, AcquireStep step)
+{
+	long		msecs;
+	int			usecs;
+
+	waited_ms(&msecs, &usecs);
+	if (step == STEP_GRACE)
+		ereport(LOG,
+				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("No lease is granted until fence.restart_grace has passed since the server started.")));
+	else if (last_blocker.kind == BLOCKER_SESSION)
+		ereport(LOG,
+				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("Process holding the lease: %d.", last_blocker.pid)));
+	else if (last_blocker.kind == BLOCKER_DETACHED)
+		ereport(LOG,
+				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("The lease is held by detached owner \"%s\".",
+						   last_blocker.owner)));
+	else
+		ereport(LOG,
+				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("The lease is free, but other sessions are queued ahead of this one.")));
+}
+
+/*
+ * fence.log_lease_waits: a wait that was logged ended, granted or not
+ * (timed_out: its timeout passed; else an error or cancel ended it).
+ */
+static void
+log_wait_end(const FenceLeaseRequest *req, bool granted, bool timed_out)
+{
+	long		msecs;
+	int			usecs;
+
+	waited_ms(&msecs, &usecs);
+	if (granted)
+		ereport(LOG,
+				(errmsg("process %d acquired lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs)));
+	else if (timed_out)
+		ereport(LOG,
+				(errmsg("process %d gave up waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("Its timeout passed.")));
+	else
+		ereport(LOG,
+				(errmsg("process %d gave up waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("An error or a cancel request ended the wait.")));
+}
+
 /* Milliseconds from now until "until" on the given clock, at least 1. */
 static long
 ms_until(TimestampTz until, TimestampTz now)
@@ -956,6 +1094,10 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	Assert(my_wait_slot < 0 && my_spare_slot < 0);
 
 	memset(grant, 0, sizeof(*grant));
+	wait_started = 0;
+	wait_logged = false;
+	if (req->wait)
+		(void) lease_wait_event();
 
 	/*
 	 * Claim this database's statistics slot now, so that publishing a grant
@@ -1044,6 +1186,8 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 						break;
 					}
 					real_now = GetCurrentTimestamp();
+					if (wait_started == 0)
+						wait_started = real_now;
 					if (step == STEP_GRACE)
 						timeout_ms = ms_until(wake_at, real_now);
 					else if (wake_at != 0 && !FenceClockIsVirtual())
@@ -1062,10 +1206,24 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 						if (timeout_ms < 0 || left < timeout_ms)
 							timeout_ms = left;
 					}
+					/* Like log_lock_waits: once, after deadlock_timeout. */
+					if (fence_log_lease_waits && !wait_logged)
+					{
+						TimestampTz log_at = lease_deadline(wait_started,
+															(int64) DeadlockTimeout * 1000);
+
+						if (real_now >= log_at)
+						{
+							log_still_waiting(req, step);
+							wait_logged = true;
+						}
+						else if (timeout_ms < 0 || ms_until(log_at, real_now) < timeout_ms)
+							timeout_ms = ms_until(log_at, real_now);
+					}
 					(void) WaitLatch(MyLatch,
 									 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
 									 (timeout_ms >= 0 ? WL_TIMEOUT : 0),
-									 timeout_ms, PG_WAIT_EXTENSION);
+									 timeout_ms, lease_wait_event());
 					ResetLatch(MyLatch);
 					CHECK_FOR_INTERRUPTS();
 					continue;
@@ -1076,6 +1234,12 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	PG_CATCH();
 	{
 		FenceLeaseCancelWait();
+		if (wait_logged)
+		{
+			wait_logged = false;
+			log_wait_end(req, false, false);
+		}
+		wait_started = 0;
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -1083,6 +1247,15 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	/* Not waiting any more on any way out; a spare slot may be left. */
 	Assert(my_wait_slot < 0 || grant->outcome != FENCE_ACQUIRE_GRANTED);
 	FenceLeaseCancelWait();
+	if (wait_logged)
+	{
+		wait_logged = false;
+		log_wait_end(req,
+					 grant->outcome == FENCE_ACQUIRE_GRANTED ||
+					 grant->outcome == FENCE_ACQUIRE_EXTENDED,
+					 grant->outcome == FENCE_ACQUIRE_TIMED_OUT);
+	}
+	wait_started = 0;
 
 	switch (grant->outcome)
 	{
@@ -1434,5 +1607,130 @@ FenceLeaseSnapshot(FenceLeaseInfo **leases)
 		LWLockRelease(lock);
 	}
 	*leases = out;
+	return n;
+}
+
+/*
+ * Every session waiting for a lease, for the fence_lease_waiters view: one
+ * row per waiter, in queue order per key.  Each partition is read under its
+ * lock; the array is allocated first (there are at most nprocs waiters).
+ */
+int
+FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters)
+{
+	uint32		nbuckets;
+	int			n = 0;
+	FenceWaiterInfo *out;
+
+	FenceRequirePreload();
+	nbuckets = lease_shared->bucket_mask + 1;
+	out = palloc(sizeof(FenceWaiterInfo) * Max(lease_shared->nprocs, 1));
+
+	for (int p = 0; p < FENCE_LEASE_PARTITIONS; p++)
+	{
+		LWLock	   *lock = &lease_shared->locks[p].lock;
+
+		LWLockAcquire(lock, LW_SHARED);
+		for (uint32 b = 0; b < nbuckets; b++)
+		{
+			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0;
+				 i = lease_slots[i].next)
+			{
+				FenceLeaseSlot *slot = &lease_slots[i];
+				int			position = 0;
+
+				for (int32 w = slot->wait_head; w >= 0 && n < lease_shared->nprocs;
+					 w = lease_waiters[w].next)
+				{
+					FenceWaiterInfo *info = &out[n++];
+
+					info->dbid = slot->dbid;
+					info->keylen = slot->keylen;
+					memcpy(info->key, slot->text, slot->keylen);
+					info->pid = GetPGProcByNumber(w)->pid;
+					info->roleid = lease_waiters[w].roleid;
+					info->scope = (FenceLeaseScope) lease_waiters[w].scope;
+					info->since = lease_waiters[w].since;
+					info->deadline = lease_waiters[w].deadline;
+					info->position = ++position;
+				}
+			}
+		}
+		LWLockRelease(lock);
+	}
+	*waiters = out;
+	return n;
+}
+
+/*
+ * What the session with this pid waits for, if it waits for a lease: the
+ * live holder (a session's pid, or a detached owner) and the sessions
+ * queued ahead of it, in queue order.  Returns how many; 0 if it does not
+ * wait.  The queue a backend is in is found by trying each partition under
+ * its lock, since only that lock makes its wait state stable.
+ */
+int
+FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers)
+{
+	PGPROC	   *proc;
+	int32		procno;
+	int			n = 0;
+	FenceBlockerInfo *out;
+
+	FenceRequirePreload();
+	proc = BackendPidGetProc(pid);
+	out = palloc(sizeof(FenceBlockerInfo) * (Max(lease_shared->nprocs, 1) + 1));
+	*blockers = out;
+	if (proc == NULL)
+		return 0;
+#if PG_VERSION_NUM >= 170000
+	procno = GetNumberFromPGProc(proc);
+#else
+	procno = proc->pgprocno;
+#endif
+
+	for (uint32 p = 0; p < FENCE_LEASE_PARTITIONS; p++)
+	{
+		LWLock	   *lock = &lease_shared->locks[p].lock;
+		int32		idx;
+		FenceLeaseSlot *slot;
+
+		LWLockAcquire(lock, LW_SHARED);
+		idx = lease_waiters[procno].slot;
+		slot = (idx >= 0) ? &lease_slots[idx] : NULL;
+		if (slot == NULL ||
+			lease_hash(slot->dbid, slot->text, slot->keylen) % FENCE_LEASE_PARTITIONS != p)
+		{
+			LWLockRelease(lock);
+			continue;
+		}
+		if (slot_is_live(slot, FenceNow()))
+		{
+			FenceBlockerInfo *info = &out[n++];
+
+			info->holder = true;
+			info->position = 0;
+			info->roleid = slot->roleid;
+			info->pid = (slot->holder >= 0) ?
+				GetPGProcByNumber(slot->holder)->pid : 0;
+			info->ownerlen = (slot->scope == FENCE_SCOPE_DETACHED) ?
+				slot->ownerlen : 0;
+			memcpy(info->owner, slot->text + slot->keylen, info->ownerlen);
+		}
+		for (int32 w = slot->wait_head, position = 1;
+			 w >= 0 && w != procno && n <= lease_shared->nprocs;
+			 w = lease_waiters[w].next, position++)
+		{
+			FenceBlockerInfo *info = &out[n++];
+
+			info->holder = false;
+			info->position = position;
+			info->roleid = lease_waiters[w].roleid;
+			info->pid = GetPGProcByNumber(w)->pid;
+			info->ownerlen = 0;
+		}
+		LWLockRelease(lock);
+		break;
+	}
 	return n;
 }
