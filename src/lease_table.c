@@ -35,9 +35,21 @@
  * key, and nobody may barge past a non-empty queue.  The head sleeps on
  * its latch until the holder's expiry (real clock) or until woken: by a
  * release or break, by the previous head leaving the queue, or by the
- * virtual clock moving (FenceLeaseWakeWaiters).  A waiter that errors out
- * leaves the queue in a PG_CATCH block; one that exits, in the session's
- * exit callback (FenceLeaseCancelWait).
+ * virtual clock moving (FenceLeaseWakeWaiters), or by a renewal that moves
+ * the expiry earlier.  During fence.restart_grace waiters queue up all the
+ * same (a free key gets an entry to hold its queue), so that the grace's
+ * end serves them in arrival order.  A waiter that errors out leaves the
+ * queue in a PG_CATCH block; one that exits, in the session's exit callback
+ * (FenceLeaseCancelWait).  Each waiter's PGPROC entry also says what it
+ * asked for and since when, for fence_lease_waiters and
+ * fence_blocking_pids().
+ *
+ * A detached lease belongs to its owner name within the role that took it.
+ * The detached leases of each role are counted (a small shared hash under
+ * its own LWLock, taken inside a partition lock), so that one role cannot
+ * fill the table for everyone: fence.max_leases_per_role.  Entries of a
+ * dropped database are freed, with its per-database slot, when the table
+ * or the slots run out, or on request (FenceLeaseForgetDroppedDatabases).
  *
  * Slot size: 296 bytes (248 of them key and owner text), plus 2 to 4 bytes
  * of bucket array per slot.
