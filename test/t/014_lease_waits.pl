@@ -27,7 +27,7 @@ sub sq { return $node->safe_psql('postgres', $_[0]); }
 # A holder, and a waiter that is granted after the holder releases.
 my $holder = bg_start($node, 'postgres', q{
 SELECT 'TOK=' || fence_try_lease('job-1', '1 hour');
-SELECT pg_sleep(1.5);
+SELECT pg_sleep(4);
 SELECT fence_release('job-1', fence_current_token('job-1'));
 SELECT pg_sleep(60);
 }, appname => 'holder');
