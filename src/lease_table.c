@@ -460,7 +460,10 @@ lease_deadline(TimestampTz now, int64 usecs)
  * A detached lease of roleid begins.  With limit > 0, refuse (false,
  * changing nothing) if the role holds that many already; *count is then
  * what it holds.  Caller holds a partition lock; never ERRORs.  Should the
- * hash run out of shared memory, the grant is refused as over the limit.
+ * hash run out of shared memory (more roles hold detached leases than it
+ * was sized for, and no spare memory is left), the lease goes uncounted:
+ * bookkeeping never refuses a grant, and the limit stays an upper bound
+ * that is at worst enforced a little late.
  */
 static bool
 role_count_add(Oid roleid, int limit, int32 *count)
@@ -472,10 +475,7 @@ role_count_add(Oid roleid, int limit, int32 *count)
 	LWLockAcquire(lease_shared->roles_lock, LW_EXCLUSIVE);
 	rc = hash_search(role_counts, &roleid, HASH_ENTER_NULL, &found);
 	if (rc == NULL)
-	{
 		*count = 0;
-		ok = false;
-	}
 	else
 	{
 		if (!found)
@@ -614,7 +614,10 @@ reclaim_some(void)
 	return false;
 }
 
-/* Every reclaimable entry of every partition; how many held leases ended. */
+/*
+ * free_entries() over every partition: every reclaimable entry (dbid
+ * invalid), or every entry of database dbid.  How many held leases ended.
+ */
 static int
 reclaim_all(Oid dbid)
 {
