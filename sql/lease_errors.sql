@@ -103,10 +103,23 @@ SELECT fence_try_xact_lease('err:scope', '1 minute');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_xact_lease('err:scope', '1 minute');
 \echo :LAST_ERROR_SQLSTATE
+-- Asking for a key this session holds as a detached lease fails at once,
+-- instead of queueing behind itself until the timeout.
+SELECT clock_timestamp() AS asked_at \gset
+SELECT fence_lease('err:scope', '1 minute', timeout => '3 s', owner => 'D1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT clock_timestamp() - :'asked_at' < interval '1 s' AS at_once;
+SELECT fence_try_lease('err:scope', '1 minute', owner => 'D1');
+\echo :LAST_ERROR_SQLSTATE
 SELECT fence_release('err:scope', fence_try_lease('err:scope', '1 minute'));
 BEGIN;
 SELECT fence_try_xact_lease('err:scope', '1 minute') IS NOT NULL AS xact_lease;
 SELECT fence_lease('err:scope', '1 minute');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+SELECT fence_try_xact_lease('err:scope', '1 minute') IS NOT NULL AS xact_lease;
+SELECT fence_lease('err:scope', '1 minute', timeout => '3 s', owner => 'D1');
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 SELECT count(*) AS after_rollback FROM fence_leases WHERE key = 'err:scope';
@@ -180,6 +193,12 @@ SELECT fence_try_lease('err:admin', '1 minute') IS NOT NULL AS admin_lease;
 SET ROLE regress_lease_plain;
 SELECT fence_break('err:admin');
 \echo :LAST_ERROR_SQLSTATE
+SELECT fence_break_dropped_databases();
+\echo :LAST_ERROR_SQLSTATE
+SET fence.max_leases_per_role = 0;
+\echo :LAST_ERROR_SQLSTATE
+SET fence.log_lease_waits = on;
+\echo :LAST_ERROR_SQLSTATE
 SELECT fence_break(7);
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_set_clock(NULL);
@@ -204,3 +223,15 @@ SELECT fence_break('err:plain') IS NOT NULL AS broke_plain;
 SELECT fence_break('err:admin') IS NOT NULL AS broke_admin;
 DROP ROLE regress_lease_plain;
 SELECT count(*) AS left_over FROM fence_leases WHERE key LIKE 'err:%';
+
+-- Lease-wait diagnostics with nobody waiting, and bad input.
+SELECT count(*) AS waiters FROM fence_lease_waiters;
+SELECT * FROM fence_blocking_pids(pg_backend_pid());
+SELECT * FROM fence_blocking_pids(0);
+SELECT * FROM fence_blocking_pids(NULL);
+\echo :LAST_ERROR_SQLSTATE
+SET fence.max_leases_per_role = -1;
+\echo :LAST_ERROR_SQLSTATE
+SHOW fence.max_leases_per_role;
+SHOW fence.max_databases;
+SHOW fence.log_lease_waits;

@@ -63,6 +63,9 @@ extern int	fence_max_leases;
 extern int	fence_max_ttl_s;
 extern bool fence_test_clock;
 extern int	fence_restart_grace_ms;
+extern int	fence_max_databases;
+extern int	fence_max_leases_per_role;
+extern bool fence_log_lease_waits;
 extern void FenceGucInit(void);
 
 /* token.c */
@@ -119,6 +122,9 @@ extern void FenceStatsCount(FenceStat which);
 extern void FenceStatsAdd(FenceStat which, uint64 n);
 extern bool FenceStatsPublishGrant(FenceToken token);
 extern FenceCounterBlock *FenceStatsCounterBlock(bool missing_ok);
+extern bool FenceStatsHaveSlot(void);
+extern int	FenceStatsDatabases(Oid **dbids);
+extern void FenceStatsForgetDatabase(Oid dbid);
 
 /* counter.c */
 extern FenceToken FenceCounterNext(void);
@@ -194,6 +200,31 @@ typedef struct FenceLeaseInfo
 	char		owner[FENCE_MAX_OWNER_LEN];
 } FenceLeaseInfo;
 
+/* One row of the fence_lease_waiters view. */
+typedef struct FenceWaiterInfo
+{
+	Oid			dbid;
+	int			keylen;
+	char		key[FENCE_MAX_KEY_LEN];
+	int			pid;
+	Oid			roleid;			/* the waiting session's role */
+	FenceLeaseScope scope;		/* asked for */
+	TimestampTz since;			/* real time */
+	TimestampTz deadline;		/* real time; 0: none */
+	int			position;		/* 1: first in line */
+} FenceWaiterInfo;
+
+/* One row of fence_blocking_pids(): the holder, or a waiter queued ahead. */
+typedef struct FenceBlockerInfo
+{
+	bool		holder;
+	int			pid;			/* 0: a detached holder */
+	int			position;		/* waiter ahead: its place in the queue */
+	Oid			roleid;
+	int			ownerlen;		/* detached holder only */
+	char		owner[FENCE_MAX_OWNER_LEN];
+} FenceBlockerInfo;
+
 extern void FenceLeaseShmemRequest(void);
 extern Size FenceLeaseShmemSize(void);
 extern void FenceLeaseShmemInit(void);
@@ -211,7 +242,12 @@ typedef struct FenceLeaseStamp
 extern FenceLeaseStatus FenceLeaseGetStatus(Oid dbid, const char *key,
 											int keylen, FenceToken token,
 											FenceLeaseStamp *stamp);
+extern FenceLeaseStatus FenceLeaseGetStatusRole(Oid dbid, const char *key,
+												int keylen, FenceToken token,
+												FenceLeaseStamp *stamp,
+												Oid *roleid);
 extern bool FenceLeaseStampHolds(const FenceLeaseStamp *stamp);
+extern int	FenceLeaseForgetDroppedDatabases(void);
 extern const char *FenceLeaseStatusName(FenceLeaseStatus status);
 extern const char *FenceLeaseScopeName(FenceLeaseScope scope);
 extern void FenceLeaseWakeWaiters(void);
@@ -223,6 +259,8 @@ extern bool FenceLeaseRenew(const char *key, int keylen, FenceToken token,
 extern bool FenceLeaseBreak(const char *key, int keylen, FenceToken *token);
 extern void FenceLeaseCancelWait(void);
 extern int	FenceLeaseSnapshot(FenceLeaseInfo **leases);
+extern int	FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters);
+extern int	FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers);
 
 /* session.c */
 extern bool FenceSessionTokenInEffect(const char *lease_key, int keylen,

@@ -19,6 +19,9 @@ int			fence_max_leases = 65536;
 int			fence_max_ttl_s = 86400;
 bool		fence_test_clock = false;
 int			fence_restart_grace_ms = 0;
+int			fence_max_databases = 1024;
+int			fence_max_leases_per_role = 1000;
+bool		fence_log_lease_waits = false;
 
 void
 FenceGucInit(void)
@@ -74,6 +77,41 @@ FenceGucInit(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fence.max_databases",
+							"Number of databases that can use fence leases at the same time.",
+							"A dropped database's slot is reused by the next database that needs one.",
+							&fence_max_databases,
+							1024,
+							1,
+							65536,
+							startup_context,
+							0,
+							NULL, NULL, NULL);
+
+	/*
+	 * Superuser-settable, so that an administrator can give one role a
+	 * different limit (ALTER ROLE ... SET) and a role cannot raise its own.
+	 */
+	DefineCustomIntVariable("fence.max_leases_per_role",
+							"Most detached leases one role may hold at a time (0: no limit).",
+							"Detached leases outlive their sessions; the limit keeps one role from filling the lease table.  Superusers are not limited.",
+							&fence_max_leases_per_role,
+							1000,
+							0,
+							INT_MAX,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("fence.log_lease_waits",
+							 "Logs a wait for a lease that lasts longer than deadlock_timeout, and its end.",
+							 NULL,
+							 &fence_log_lease_waits,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("fence");
 }

@@ -81,26 +81,84 @@ interval_text(Interval *iv)
 	return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(iv)));
 }
 
+/* Which argument an interval is, so that each gets messages of its own. */
+typedef enum DurationArg
+{
+	DURATION_TTL,
+	DURATION_TIMEOUT,
+	DURATION_CLOCK_ADVANCE
+} DurationArg;
+
+static void
+duration_in_months(DurationArg what, Interval *iv)
+{
+	switch (what)
+	{
+		case DURATION_TTL:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lease TTL cannot be given in months or years"),
+					 errdetail("The value given was %s; a month has no fixed length.",
+							   interval_text(iv)),
+					 errhint("Give it in days, hours, minutes or seconds, for example '30 days'.")));
+			break;
+		case DURATION_TIMEOUT:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("timeout cannot be given in months or years"),
+					 errdetail("The value given was %s; a month has no fixed length.",
+							   interval_text(iv)),
+					 errhint("Give it in days, hours, minutes or seconds, for example '30 days'.")));
+			break;
+		case DURATION_CLOCK_ADVANCE:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("clock advance cannot be given in months or years"),
+					 errdetail("The value given was %s; a month has no fixed length.",
+							   interval_text(iv)),
+					 errhint("Give it in days, hours, minutes or seconds, for example '30 days'.")));
+			break;
+	}
+}
+
+static void
+duration_out_of_range(DurationArg what, Interval *iv)
+{
+	switch (what)
+	{
+		case DURATION_TTL:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lease TTL is out of range"),
+					 errdetail("The value given was %s.", interval_text(iv))));
+			break;
+		case DURATION_TIMEOUT:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("timeout is out of range"),
+					 errdetail("The value given was %s.", interval_text(iv))));
+			break;
+		case DURATION_CLOCK_ADVANCE:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("clock advance is out of range"),
+					 errdetail("The value given was %s.", interval_text(iv))));
+			break;
+	}
+}
+
 /* An interval as microseconds; months have no fixed length, so no months. */
 static int64
-get_duration(FunctionCallInfo fcinfo, int argno, const char *what)
+get_duration(FunctionCallInfo fcinfo, int argno, DurationArg what)
 {
 	Interval   *iv = PG_GETARG_INTERVAL_P(argno);
 	int64		usecs;
 
 	if (iv->month != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s cannot be given in months or years", what),
-				 errdetail("The value given was %s; a month has no fixed length.",
-						   interval_text(iv)),
-				 errhint("Give it in days, hours, minutes or seconds, for example '30 days'.")));
+		duration_in_months(what, iv);
 	if (pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY, &usecs) ||
 		pg_add_s64_overflow(usecs, iv->time, &usecs))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s is out of range", what),
-				 errdetail("The value given was %s.", interval_text(iv))));
+		duration_out_of_range(what, iv);
 	return usecs;
 }
 
@@ -114,7 +172,7 @@ get_ttl(FunctionCallInfo fcinfo, int argno)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lease TTL must not be NULL"),
 				 errhint("Say how long the lease lasts, for example '30 seconds'.")));
-	ttl = get_duration(fcinfo, argno, "lease TTL");
+	ttl = get_duration(fcinfo, argno, DURATION_TTL);
 	if (ttl <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -189,6 +247,36 @@ require_writable(void)
 
 /* ---------- taking leases ---------- */
 
+/* This backend holds the key in held_scope and asked for another scope. */
+static void
+scope_conflict(const char *key, FenceLeaseScope held_scope)
+{
+	switch (held_scope)
+	{
+		case FENCE_SCOPE_SESSION:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("lease \"%s\" is already held by this session with session scope",
+							key),
+					 errdetail("A session holds a key in one scope at a time."),
+					 errhint("Release it with fence_release() first, or keep using the session lease.")));
+			break;
+		case FENCE_SCOPE_XACT:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("lease \"%s\" is already held by this session with transaction scope",
+							key),
+					 errdetail("A session holds a key in one scope at a time."),
+					 errhint("Release it with fence_release() first, or keep using the transaction lease.")));
+			break;
+		case FENCE_SCOPE_DETACHED:
+		case FENCE_SCOPE_NONE:
+			/* A detached lease is not held by a session. */
+			break;
+	}
+	elog(ERROR, "unexpected lease scope %d in a scope conflict", (int) held_scope);
+}
+
 /*
  * The four ways to take a lease.  Argument positions: key 0, ttl 1, then
  * (blocking) timeout 2, then owner last for the session variants.
@@ -203,7 +291,8 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 	int			owner_arg = wait ? 3 : 2;
 	FenceLeaseRequest req;
 	FenceLeaseGrant grant;
-	char	   *timeout_desc = NULL;
+	int64		timeout_ms = 0;
+	bool		timeout_is_lock_timeout = false;
 
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
@@ -225,7 +314,7 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 
 		if (!PG_ARGISNULL(2))
 		{
-			timeout = get_duration(fcinfo, 2, "timeout");
+			timeout = get_duration(fcinfo, 2, DURATION_TIMEOUT);
 			if (timeout < 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -233,13 +322,13 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 						 errdetail("The timeout given was %s.",
 								   interval_text(PG_GETARG_INTERVAL_P(2))),
 						 errhint("Pass NULL to wait without a limit (or up to lock_timeout).")));
-			timeout_desc = psprintf("The timeout was " INT64_FORMAT " ms.",
-									(timeout + 999) / 1000);
+			timeout_ms = (timeout + 999) / 1000;
 		}
 		else if (LockTimeout > 0)
 		{
 			timeout = (int64) LockTimeout * 1000;
-			timeout_desc = psprintf("lock_timeout is %d ms.", LockTimeout);
+			timeout_ms = LockTimeout;
+			timeout_is_lock_timeout = true;
 		}
 		if (timeout >= 0)
 		{
@@ -263,20 +352,21 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 		case FENCE_ACQUIRE_REFUSED:
 			PG_RETURN_NULL();
 		case FENCE_ACQUIRE_TIMED_OUT:
-			ereport(ERROR,
-					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-					 errmsg("could not obtain lease \"%s\" before the timeout", key.data),
-					 errdetail_internal("%s", timeout_desc),
-					 errhint("Another holder still has the lease, others are queued before this session, or fence.restart_grace is not over yet.")));
+			if (timeout_is_lock_timeout)
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not obtain lease \"%s\" before the timeout", key.data),
+						 errdetail("lock_timeout is %lld ms.", (long long) timeout_ms),
+						 errhint("Another holder still has the lease, others are queued before this session, or fence.restart_grace is not over yet.")));
+			else
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not obtain lease \"%s\" before the timeout", key.data),
+						 errdetail("The timeout was %lld ms.", (long long) timeout_ms),
+						 errhint("Another holder still has the lease, others are queued before this session, or fence.restart_grace is not over yet.")));
 			break;
 		case FENCE_ACQUIRE_SCOPE_CONFLICT:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("lease \"%s\" is already held by this session with %s scope",
-							key.data, FenceLeaseScopeName(grant.held_scope)),
-					 errdetail("A session holds a key in one scope at a time."),
-					 errhint("Release it with fence_release() first, or keep using the %s lease.",
-							 FenceLeaseScopeName(grant.held_scope))));
+			scope_conflict(key.data, grant.held_scope);
 			break;
 	}
 	PG_RETURN_NULL();			/* keep compiler quiet */
@@ -368,6 +458,28 @@ fence_renew_impl(FunctionCallInfo fcinfo, bool int_key)
 }
 FENCE_KEYED_ENTRY_POINTS(fence_renew)
 
+static bool may_see(Oid roleid);
+
+/*
+ * Where token stands for a key, as the caller may know it: a key whose
+ * lease was last taken by a role whose leases the caller may not see (the
+ * rule of fence_leases) reads as released, like a key never taken, so that
+ * guessing keys of another role confirms nothing.  Every answer other than
+ * "held" means "not held" all the same.
+ */
+static FenceLeaseStatus
+visible_status(LeaseKey *key, FenceToken token)
+{
+	Oid			roleid;
+	FenceLeaseStatus status;
+
+	status = FenceLeaseGetStatusRole(MyDatabaseId, key->data, key->len, token,
+									 NULL, &roleid);
+	if (OidIsValid(roleid) && !may_see(roleid))
+		return FENCE_LEASE_RELEASED;
+	return status;
+}
+
 /* fence_lease_status(key, token): held, expired, superseded, released */
 static Datum
 fence_lease_status_impl(FunctionCallInfo fcinfo, bool int_key)
@@ -379,7 +491,7 @@ fence_lease_status_impl(FunctionCallInfo fcinfo, bool int_key)
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
 	token = get_token(fcinfo, 1);
-	status = FenceLeaseGetStatus(MyDatabaseId, key.data, key.len, token, NULL);
+	status = visible_status(&key, token);
 	PG_RETURN_TEXT_P(cstring_to_text(FenceLeaseStatusName(status)));
 }
 FENCE_KEYED_ENTRY_POINTS(fence_lease_status)
@@ -391,38 +503,49 @@ fence_assert_current_impl(FunctionCallInfo fcinfo, bool int_key)
 	LeaseKey	key;
 	FenceToken	token;
 	FenceLeaseStatus status;
-	const char *why = NULL;
 
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
 	token = get_token(fcinfo, 1);
-	status = FenceLeaseGetStatus(MyDatabaseId, key.data, key.len, token, NULL);
+	status = visible_status(&key, token);
+
+	/*
+	 * The token goes in the detail: the primary message stays the same for
+	 * every token, which keeps logs greppable.  The word in parentheses is
+	 * the value fence_lease_status() returns.
+	 */
 	switch (status)
 	{
 		case FENCE_LEASE_HELD:
 			PG_RETURN_VOID();
 		case FENCE_LEASE_EXPIRED:
-			why = "it is still the latest token, but the lease expired and any worker may take it now";
+			ereport(ERROR,
+					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
+					 errmsg("lease \"%s\" is not held (expired)",
+							key.data),
+					 errdetail("Token %lld is expired: it is still the latest token, but the lease expired and any worker may take it now.",
+							   (long long) token),
+					 errhint("Do not perform the side effect: this worker no longer holds the lease.")));
 			break;
 		case FENCE_LEASE_SUPERSEDED:
-			why = "a newer token was granted for this lease since";
+			ereport(ERROR,
+					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
+					 errmsg("lease \"%s\" is not held (superseded)",
+							key.data),
+					 errdetail("Token %lld is superseded: a newer token was granted for this lease since.",
+							   (long long) token),
+					 errhint("Do not perform the side effect: this worker no longer holds the lease.")));
 			break;
 		case FENCE_LEASE_RELEASED:
-			why = "the lease was released or broken, or never had this token";
+			ereport(ERROR,
+					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
+					 errmsg("lease \"%s\" is not held (released)",
+							key.data),
+					 errdetail("Token %lld is released: the lease was released or broken, or never had this token.",
+							   (long long) token),
+					 errhint("Do not perform the side effect: this worker no longer holds the lease.")));
 			break;
 	}
-
-	/*
-	 * The token goes in the detail: the primary message stays the same for
-	 * every token, which keeps logs greppable.
-	 */
-	ereport(ERROR,
-			(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
-			 errmsg("lease \"%s\" is not held (%s)",
-					key.data, FenceLeaseStatusName(status)),
-			 errdetail("Token " INT64_FORMAT " is %s: %s.",
-					   token, FenceLeaseStatusName(status), why),
-			 errhint("Do not perform the side effect: this worker no longer holds the lease.")));
 	PG_RETURN_VOID();
 }
 FENCE_KEYED_ENTRY_POINTS(fence_assert_current)
@@ -441,6 +564,18 @@ fence_break_impl(FunctionCallInfo fcinfo, bool int_key)
 	PG_RETURN_FENCE_TOKEN(token);
 }
 FENCE_KEYED_ENTRY_POINTS(fence_break)
+
+/*
+ * fence_break_dropped_databases(): admin; frees the leases and the
+ * per-database slots of every dropped database; how many leases it ended.
+ */
+PG_FUNCTION_INFO_V1(fence_break_dropped_databases);
+Datum
+fence_break_dropped_databases(PG_FUNCTION_ARGS)
+{
+	FenceRequirePreload();
+	PG_RETURN_INT64((int64) FenceLeaseForgetDroppedDatabases());
+}
 
 /*
  * fence_use_token(token, key DEFAULT NULL): the token in effect for the
@@ -499,8 +634,8 @@ FENCE_KEYED_ENTRY_POINTS(fence_current_token)
 /* ---------- the fence_leases view ---------- */
 
 /*
- * Like pg_stat_activity's query column: the key and owner of a lease taken
- * by another role are shown only to superusers, members of
+ * Like pg_stat_activity's query column: the key, owner and token of a
+ * lease taken by another role are shown only to superusers, members of
  * pg_read_all_stats, and members of that role.
  */
 static bool
@@ -541,7 +676,10 @@ fence_leases_all(PG_FUNCTION_ARGS)
 			values[1] = PointerGetDatum(cstring_to_text_with_len(l->key, l->keylen));
 		else
 			nulls[1] = true;
-		values[2] = FenceTokenGetDatum(l->token);
+		if (visible)
+			values[2] = FenceTokenGetDatum(l->token);
+		else
+			nulls[2] = true;
 		values[3] = CStringGetTextDatum(FenceLeaseScopeName(l->scope));
 		if (l->scope == FENCE_SCOPE_DETACHED && visible)
 			values[4] = PointerGetDatum(cstring_to_text_with_len(l->owner, l->ownerlen));
@@ -555,6 +693,102 @@ fence_leases_all(PG_FUNCTION_ARGS)
 		values[7] = TimestampTzGetDatum(l->expires_at);
 		values[8] = BoolGetDatum(now < l->expires_at);
 		values[9] = Int32GetDatum(l->nwaiters);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * fence_lease_waiters_all(): every session waiting for a lease, in queue
+ * order.  The key of another role's wait is hidden as in fence_leases.
+ */
+PG_FUNCTION_INFO_V1(fence_lease_waiters_all);
+Datum
+fence_lease_waiters_all(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	FenceWaiterInfo *waiters;
+	int			n;
+
+	FenceRequirePreload();
+	InitMaterializedSRF(fcinfo, 0);
+	n = FenceLeaseWaitersSnapshot(&waiters);
+
+	for (int i = 0; i < n; i++)
+	{
+		FenceWaiterInfo *w = &waiters[i];
+		Datum		values[8];
+		bool		nulls[8] = {0};
+		char	   *dbname = get_database_name(w->dbid);
+		char	   *rolename = GetUserNameFromId(w->roleid, true);
+
+		if (dbname == NULL)
+			nulls[0] = true;
+		else
+			values[0] = DirectFunctionCall1(namein, CStringGetDatum(dbname));
+		if (may_see(w->roleid))
+			values[1] = PointerGetDatum(cstring_to_text_with_len(w->key, w->keylen));
+		else
+			nulls[1] = true;
+		values[2] = Int32GetDatum(w->pid);
+		if (rolename == NULL)
+			nulls[3] = true;
+		else
+			values[3] = DirectFunctionCall1(namein, CStringGetDatum(rolename));
+		values[4] = CStringGetTextDatum(FenceLeaseScopeName(w->scope));
+		values[5] = TimestampTzGetDatum(w->since);
+		values[6] = Int32GetDatum(w->position);
+		if (w->deadline != 0)
+			values[7] = TimestampTzGetDatum(w->deadline);
+		else
+			nulls[7] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * fence_blocking_pids(pid): what that session waits for: the live holder
+ * of the lease (its pid; NULL for a detached holder, whose owner is shown
+ * where fence_leases would show it) and each session queued ahead of it.
+ * No rows if it does not wait for a lease.
+ */
+PG_FUNCTION_INFO_V1(fence_blocking_pids);
+Datum
+fence_blocking_pids(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	FenceBlockerInfo *blockers;
+	int			n;
+
+	FenceRequirePreload();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pid must not be NULL"),
+				 errhint("Pass the process ID of a waiting session, as pg_stat_activity shows it.")));
+	InitMaterializedSRF(fcinfo, 0);
+	n = FenceLeaseBlockers(PG_GETARG_INT32(0), &blockers);
+
+	for (int i = 0; i < n; i++)
+	{
+		FenceBlockerInfo *b = &blockers[i];
+		Datum		values[4];
+		bool		nulls[4] = {0};
+
+		if (b->pid != 0)
+			values[0] = Int32GetDatum(b->pid);
+		else
+			nulls[0] = true;
+		values[1] = CStringGetTextDatum(b->holder ? "holder" : "queued ahead");
+		if (b->holder && b->ownerlen > 0 && may_see(b->roleid))
+			values[2] = PointerGetDatum(cstring_to_text_with_len(b->owner, b->ownerlen));
+		else
+			nulls[2] = true;
+		if (b->holder)
+			nulls[3] = true;
+		else
+			values[3] = Int32GetDatum(b->position);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
@@ -623,7 +857,7 @@ fence_advance_clock(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("interval must not be NULL"),
 				 errhint("Say how far to move the lease clock, for example '30 seconds'.")));
-	usecs = get_duration(fcinfo, 0, "clock advance");
+	usecs = get_duration(fcinfo, 0, DURATION_CLOCK_ADVANCE);
 	if (usecs < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -35,9 +35,21 @@
  * key, and nobody may barge past a non-empty queue.  The head sleeps on
  * its latch until the holder's expiry (real clock) or until woken: by a
  * release or break, by the previous head leaving the queue, or by the
- * virtual clock moving (FenceLeaseWakeWaiters).  A waiter that errors out
- * leaves the queue in a PG_CATCH block; one that exits, in the session's
- * exit callback (FenceLeaseCancelWait).
+ * virtual clock moving (FenceLeaseWakeWaiters), or by a renewal that moves
+ * the expiry earlier.  During fence.restart_grace waiters queue up all the
+ * same (a free key gets an entry to hold its queue), so that the grace's
+ * end serves them in arrival order.  A waiter that errors out leaves the
+ * queue in a PG_CATCH block; one that exits, in the session's exit callback
+ * (FenceLeaseCancelWait).  Each waiter's PGPROC entry also says what it
+ * asked for and since when, for fence_lease_waiters and
+ * fence_blocking_pids().
+ *
+ * A detached lease belongs to its owner name within the role that took it.
+ * The detached leases of each role are counted (a small shared hash under
+ * its own LWLock, taken inside a partition lock), so that one role cannot
+ * fill the table for everyone: fence.max_leases_per_role.  Entries of a
+ * dropped database are freed, with its per-database slot, when the table
+ * or the slots run out, or on request (FenceLeaseForgetDroppedDatabases).
  *
  * Slot size: 296 bytes (248 of them key and owner text), plus 2 to 4 bytes
  * of bucket array per slot.
@@ -93,8 +105,11 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "utils/hsearch.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -102,6 +117,7 @@
 
 #define FENCE_LEASE_PARTITIONS	16		/* a power of two */
 #define FENCE_LEASE_TRANCHE		"fence_leases"
+#define FENCE_ROLES_TRANCHE		"fence_lease_roles"
 
 /* How often in a row a grant may lose the publish race before giving up. */
 #define FENCE_MAX_LOST_RACES	1000
@@ -143,11 +159,31 @@ StaticAssertDecl(FENCE_MAX_KEY_LEN <= PG_UINT8_MAX &&
 StaticAssertDecl(sizeof(FenceLeaseSlot) <= 296,
 				 "a lease slot and its bucket should take at most 300 bytes");
 
-/* Per-PGPROC wait state; protected by the partition lock of "slot". */
+/*
+ * How many detached leases (live or expired, until the entry is reused or
+ * reclaimed) each role has in the table, for fence.max_leases_per_role.
+ * A shared hash protected by one LWLock, taken only inside a partition lock
+ * and only when a detached lease begins or ends: session and transaction
+ * leases end with their sessions and are not counted.
+ */
+typedef struct FenceRoleCount
+{
+	Oid			roleid;			/* hash key */
+	int32		count;
+} FenceRoleCount;
+
+/*
+ * Per-PGPROC wait state; protected by the partition lock of "slot".  The
+ * fields after "next" describe the wait for fence_lease_waiters.
+ */
 typedef struct FenceWaiter
 {
 	int32		slot;			/* slot whose queue this proc is in, or -1 */
 	int32		next;			/* next procno in that queue, or -1 */
+	uint8		scope;			/* FenceLeaseScope asked for */
+	Oid			roleid;			/* the role that asks */
+	TimestampTz since;			/* real time it joined the queue */
+	TimestampTz deadline;		/* real time it gives up; 0: none */
 } FenceWaiter;
 
 /*
@@ -169,6 +205,7 @@ typedef struct FenceLeaseShared
 {
 	FenceLeaseGeneration generations[FENCE_LEASE_PARTITIONS];
 	LWLockPadded *locks;		/* FENCE_LEASE_PARTITIONS partition locks */
+	LWLock	   *roles_lock;		/* protects role_counts */
 	slock_t		free_mutex;		/* protects free_head, nfree */
 	int32		free_head;
 	int32		nfree;
@@ -183,6 +220,7 @@ static FenceLeaseShared *lease_shared = NULL;
 static int32 *lease_buckets = NULL; /* [partition][bucket] chain heads */
 static FenceLeaseSlot *lease_slots = NULL;
 static FenceWaiter *lease_waiters = NULL;
+static HTAB *role_counts = NULL;
 
 /* This backend's acquire in progress, for clean-up on error or exit. */
 static int32 my_wait_slot = -1;		/* queue we are in, or -1 */
@@ -197,8 +235,37 @@ typedef enum AcquireStep
 	STEP_GRACE,					/* free, but in the restart grace period */
 	STEP_NEED_TOKEN,			/* free and ours to take: get a token first */
 	STEP_NEED_SLOT,				/* ... and a slot for a new entry */
-	STEP_LOST_RACE				/* a larger token was granted meanwhile */
+	STEP_LOST_RACE,				/* a larger token was granted meanwhile */
+	STEP_ROLE_LIMIT				/* the role holds fence.max_leases_per_role */
 } AcquireStep;
+
+/* The count the last STEP_ROLE_LIMIT saw, for its error message. */
+static int32 role_limit_count = 0;
+
+/* Who the last STEP_REFUSED waited for, for fence.log_lease_waits. */
+typedef enum BlockerKind
+{
+	BLOCKER_SESSION,			/* a session or transaction holder: pid */
+	BLOCKER_DETACHED,			/* a detached holder: owner */
+	BLOCKER_QUEUE				/* nobody holds it; others are queued first */
+} BlockerKind;
+
+static struct
+{
+	BlockerKind kind;
+	int			pid;
+	int			ownerlen;
+	char		owner[FENCE_MAX_OWNER_LEN + 1];
+} last_blocker;
+
+/* This backend's current wait, for fence.log_lease_waits. */
+static TimestampTz wait_started = 0;	/* real time; 0: not waiting */
+static bool wait_logged = false;	/* "still waiting" was logged */
+
+#if PG_VERSION_NUM >= 170000
+/* Our own wait event, FenceLease, registered on first use. */
+static uint32 fence_wait_event = 0;
+#endif
 
 /* ---------- shared memory ---------- */
 
@@ -224,6 +291,16 @@ lease_nbuckets(void)
 	return n;
 }
 
+/*
+ * Entries the role hash is sized for: as many roles as could hold detached
+ * leases, up to a bound (it can grow into the spare shared memory beyond).
+ */
+static long
+role_hash_size(void)
+{
+	return Min((long) fence_max_leases, 1024L);
+}
+
 /* Offsets of the parts of the shared area; the total when all is true. */
 static Size
 lease_layout(Size *buckets_off, Size *slots_off, Size *waiters_off)
@@ -245,6 +322,7 @@ void
 FenceLeaseShmemRequest(void)
 {
 	RequestNamedLWLockTranche(FENCE_LEASE_TRANCHE, FENCE_LEASE_PARTITIONS);
+	RequestNamedLWLockTranche(FENCE_ROLES_TRANCHE, 1);
 }
 
 Size
@@ -254,7 +332,8 @@ FenceLeaseShmemSize(void)
 				s,
 				w;
 
-	return lease_layout(&b, &s, &w);
+	return add_size(lease_layout(&b, &s, &w),
+					hash_estimate_size(role_hash_size(), sizeof(FenceRoleCount)));
 }
 
 void
@@ -266,6 +345,13 @@ FenceLeaseShmemInit(void)
 	Size		size = lease_layout(&buckets_off, &slots_off, &waiters_off);
 	bool		found;
 	char	   *base;
+	HASHCTL		info;
+
+	info.keysize = sizeof(Oid);
+	info.entrysize = sizeof(FenceRoleCount);
+	role_counts = ShmemInitHash("fence lease roles", role_hash_size(),
+								role_hash_size(), &info,
+								HASH_ELEM | HASH_BLOBS);
 
 	base = ShmemInitStruct("fence leases", size, &found);
 	lease_shared = (FenceLeaseShared *) base;
@@ -277,6 +363,7 @@ FenceLeaseShmemInit(void)
 		return;
 
 	lease_shared->locks = GetNamedLWLockTranche(FENCE_LEASE_TRANCHE);
+	lease_shared->roles_lock = &(GetNamedLWLockTranche(FENCE_ROLES_TRANCHE))->lock;
 	for (int i = 0; i < FENCE_LEASE_PARTITIONS; i++)
 		pg_atomic_init_u64(&lease_shared->generations[i].value, 0);
 	SpinLockInit(&lease_shared->free_mutex);
@@ -397,6 +484,63 @@ lease_deadline(TimestampTz now, int64 usecs)
 	return result;
 }
 
+/* ---------- detached leases per role ---------- */
+
+/*
+ * A detached lease of roleid begins.  With limit > 0, refuse (false,
+ * changing nothing) if the role holds that many already; *count is then
+ * what it holds.  Caller holds a partition lock; never ERRORs.  Should the
+ * hash run out of shared memory (more roles hold detached leases than it
+ * was sized for, and no spare memory is left), the lease goes uncounted:
+ * bookkeeping never refuses a grant, and the limit stays an upper bound
+ * that is at worst enforced a little late.
+ */
+static bool
+role_count_add(Oid roleid, int limit, int32 *count)
+{
+	FenceRoleCount *rc;
+	bool		found;
+	bool		ok = true;
+
+	LWLockAcquire(lease_shared->roles_lock, LW_EXCLUSIVE);
+	rc = hash_search(role_counts, &roleid, HASH_ENTER_NULL, &found);
+	if (rc == NULL)
+		*count = 0;
+	else
+	{
+		if (!found)
+			rc->count = 0;
+		*count = rc->count;
+		if (limit > 0 && rc->count >= limit)
+			ok = false;			/* count > 0 here: the entry stays */
+		else
+			rc->count++;
+	}
+	LWLockRelease(lease_shared->roles_lock);
+	return ok;
+}
+
+/* A detached lease of roleid ended or left the table.  Never ERRORs. */
+static void
+role_count_sub(Oid roleid)
+{
+	FenceRoleCount *rc;
+
+	LWLockAcquire(lease_shared->roles_lock, LW_EXCLUSIVE);
+	rc = hash_search(role_counts, &roleid, HASH_FIND, NULL);
+	if (rc != NULL && --rc->count <= 0)
+		(void) hash_search(role_counts, &roleid, HASH_REMOVE, NULL);
+	LWLockRelease(lease_shared->roles_lock);
+}
+
+/* An entry stops holding its lease (scope becomes NONE or is reused). */
+static inline void
+entry_ends(FenceLeaseSlot *slot)
+{
+	if (slot->scope == FENCE_SCOPE_DETACHED)
+		role_count_sub(slot->roleid);
+}
+
 /* ---------- free list and reclaim ---------- */
 
 static void
@@ -426,62 +570,125 @@ pop_free(void)
 }
 
 /*
- * Free every reclaimable entry (released, or expired, and without waiters)
- * of one partition, trying partitions in turn until one yields something.
- * Takes one partition lock at a time.  False if nothing at all could be
- * freed: the table is full of live leases or queues.
+ * Free entries of one partition that have no waiters: with dbid invalid,
+ * those no longer live (released or expired); else every entry of database
+ * dbid.  Returns how many were freed; *ended counts those that were held.
+ * Takes the partition lock.
+ */
+static int
+free_entries(uint32 partition, Oid dbid, int *ended)
+{
+	uint32		nbuckets = lease_shared->bucket_mask + 1;
+	LWLock	   *lock = &lease_shared->locks[partition].lock;
+	int32		first = -1,
+				last = -1;
+	int			count = 0;
+	TimestampTz now;
+
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	now = FenceNow();
+	for (uint32 b = 0; b < nbuckets; b++)
+	{
+		int32	   *link = &lease_buckets[partition * nbuckets + b];
+
+		while (*link >= 0)
+		{
+			int32		idx = *link;
+			FenceLeaseSlot *slot = &lease_slots[idx];
+
+			if (slot->wait_head < 0 &&
+				(OidIsValid(dbid) ? slot->dbid == dbid : !slot_is_live(slot, now)))
+			{
+				if (slot->scope != FENCE_SCOPE_NONE)
+					(*ended)++;
+				entry_ends(slot);
+				slot->scope = FENCE_SCOPE_NONE;
+				*link = slot->next;
+				slot->next = first;
+				first = idx;
+				if (last < 0)
+					last = idx;
+				count++;
+			}
+			else
+				link = &slot->next;
+		}
+	}
+	if (count > 0)
+		bump_generation(partition);
+	LWLockRelease(lock);
+
+	if (count > 0)
+		push_free_chain(first, last, count);
+	return count;
+}
+
+/*
+ * Reclaim from one partition, trying partitions in turn until one yields
+ * something.  False if nothing at all could be freed: the table is full of
+ * live leases or queues.
  */
 static bool
 reclaim_some(void)
 {
 	uint32		start = pg_atomic_fetch_add_u32(&lease_shared->sweep_hand, 1);
-	uint32		nbuckets = lease_shared->bucket_mask + 1;
+	int			ended = 0;
 
 	for (int i = 0; i < FENCE_LEASE_PARTITIONS; i++)
 	{
-		uint32		partition = (start + i) % FENCE_LEASE_PARTITIONS;
-		LWLock	   *lock = &lease_shared->locks[partition].lock;
-		int32		first = -1,
-					last = -1;
-		int			count = 0;
-		TimestampTz now;
-
 		CHECK_FOR_INTERRUPTS();
-		LWLockAcquire(lock, LW_EXCLUSIVE);
-		now = FenceNow();
-		for (uint32 b = 0; b < nbuckets; b++)
-		{
-			int32	   *link = &lease_buckets[partition * nbuckets + b];
-
-			while (*link >= 0)
-			{
-				int32		idx = *link;
-				FenceLeaseSlot *slot = &lease_slots[idx];
-
-				if (slot->wait_head < 0 && !slot_is_live(slot, now))
-				{
-					*link = slot->next;
-					slot->next = first;
-					first = idx;
-					if (last < 0)
-						last = idx;
-					count++;
-				}
-				else
-					link = &slot->next;
-			}
-		}
-		if (count > 0)
-			bump_generation(partition);
-		LWLockRelease(lock);
-
-		if (count > 0)
-		{
-			push_free_chain(first, last, count);
+		if (free_entries((start + i) % FENCE_LEASE_PARTITIONS, InvalidOid,
+						 &ended) > 0)
 			return true;
-		}
 	}
 	return false;
+}
+
+/*
+ * free_entries() over every partition: every reclaimable entry (dbid
+ * invalid), or every entry of database dbid.  How many held leases ended.
+ */
+static int
+reclaim_all(Oid dbid)
+{
+	int			ended = 0;
+
+	for (uint32 p = 0; p < FENCE_LEASE_PARTITIONS; p++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		(void) free_entries(p, dbid, &ended);
+	}
+	return ended;
+}
+
+/*
+ * Free the leases and the per-database slots of every database that was
+ * dropped: its detached leases would otherwise stay until they expire,
+ * beyond the reach of fence_break, which works in the caller's database.
+ * Needs a transaction (it reads pg_database); takes no lock across that.
+ * Returns how many held leases it ended.
+ */
+int
+FenceLeaseForgetDroppedDatabases(void)
+{
+	Oid		   *dbids;
+	int			n;
+	int			ended = 0;
+
+	if (lease_shared == NULL)
+		return 0;
+	n = FenceStatsDatabases(&dbids);
+	for (int i = 0; i < n; i++)
+	{
+		if (dbids[i] == MyDatabaseId ||
+			SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(dbids[i])))
+			continue;
+		/* None of its backends is left to wait, so every entry goes. */
+		ended += reclaim_all(dbids[i]);
+		FenceStatsForgetDatabase(dbids[i]);
+	}
+	pfree(dbids);
+	return ended;
 }
 
 /* A free slot for a new entry, reclaiming if needed.  No lock held. */
@@ -494,13 +701,19 @@ reserve_slot(void)
 
 		if (idx >= 0)
 			return idx;
-		if (!reclaim_some())
-			ereport(ERROR,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("lease table is full"),
-					 errdetail("All %d slots hold live leases or leases with waiters.",
-							   lease_shared->nslots),
-					 errhint("Release leases that are no longer needed, or increase fence.max_leases (takes effect at server restart).")));
+		if (reclaim_some())
+			continue;
+		/* Leases of dropped databases are the last thing to give back. */
+		if (FenceLeaseForgetDroppedDatabases() > 0)
+			continue;
+		if ((idx = pop_free()) >= 0)
+			return idx;
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("lease table is full"),
+				 errdetail("All %d slots hold live leases or leases with waiters.",
+						   lease_shared->nslots),
+				 errhint("Release leases that are no longer needed, or increase fence.max_leases (takes effect at server restart).")));
 	}
 }
 
@@ -525,7 +738,7 @@ wake_proc(int32 procno)
 }
 
 static void
-enqueue_self(int32 idx, LWLock *lock)
+enqueue_self(int32 idx, LWLock *lock, const FenceLeaseRequest *req)
 {
 	FenceLeaseSlot *slot = &lease_slots[idx];
 	int32		me = FENCE_MY_PROCNO;
@@ -537,6 +750,10 @@ enqueue_self(int32 idx, LWLock *lock)
 	*link = me;
 	lease_waiters[me].slot = idx;
 	lease_waiters[me].next = -1;
+	lease_waiters[me].scope = (uint8) req->scope;
+	lease_waiters[me].roleid = GetUserId();
+	lease_waiters[me].since = GetCurrentTimestamp();
+	lease_waiters[me].deadline = req->has_deadline ? req->deadline : 0;
 	my_wait_slot = idx;
 	my_wait_lock = lock;
 }
@@ -602,15 +819,47 @@ FenceLeaseCancelWait(void)
 
 /* ---------- acquire ---------- */
 
+/*
+ * Does the caller already hold this held entry?  A detached lease is held
+ * by its owner name within the role that took it: the same name used by
+ * another role is another owner.  A session or transaction lease is held
+ * by its backend, whatever scope that backend now asks for: asking for it
+ * in another scope (detached included) is a conflict, not a wait on
+ * oneself.
+ */
 static bool
 holder_matches(FenceLeaseSlot *slot, const FenceLeaseRequest *req)
 {
-	if (req->scope == FENCE_SCOPE_DETACHED)
-		return slot->scope == FENCE_SCOPE_DETACHED &&
+	if (slot->scope == FENCE_SCOPE_DETACHED)
+		return req->scope == FENCE_SCOPE_DETACHED &&
+			slot->roleid == GetUserId() &&
 			slot->ownerlen == req->ownerlen &&
 			memcmp(slot->text + slot->keylen, req->owner, req->ownerlen) == 0;
-	return slot->scope != FENCE_SCOPE_DETACHED &&
-		slot->holder == FENCE_MY_PROCNO;
+	return slot->holder == FENCE_MY_PROCNO;
+}
+
+/* Link a new, released entry for (MyDatabaseId, key) from my spare slot. */
+static int32
+new_entry(uint32 hash, const FenceLeaseRequest *req)
+{
+	int32	   *head = bucket_head(hash);
+	int32		idx = my_spare_slot;
+	FenceLeaseSlot *slot = &lease_slots[idx];
+
+	Assert(idx >= 0);
+	my_spare_slot = -1;
+	slot->dbid = MyDatabaseId;
+	slot->keylen = (uint8) req->keylen;
+	memcpy(slot->text, req->key, req->keylen);
+	slot->scope = FENCE_SCOPE_NONE;
+	slot->ownerlen = 0;
+	slot->holder = -1;
+	slot->token = 0;
+	slot->expires_at = 0;
+	slot->wait_head = -1;
+	slot->next = *head;
+	*head = idx;
+	return idx;
 }
 
 static bool
@@ -626,18 +875,21 @@ in_restart_grace(TimestampTz *until)
 /*
  * One look at the key under its partition lock (held exclusively by the
  * caller): extend, refuse, install a grant, or say what is missing first.
- * Must not ERROR.  On STEP_REFUSED, *wake_at is the lease-clock time at
+ * Must not ERROR.  role_limit: the most detached leases the caller's role
+ * may hold (0: no limit).  On STEP_REFUSED, *wake_at is the lease-clock time at
  * which the holder expires (0: wait to be woken); on STEP_GRACE, the real
  * time at which the grace period ends.
  */
 static AcquireStep
 acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
-			 FenceLeaseGrant *grant, TimestampTz *wake_at)
+			 int role_limit, FenceLeaseGrant *grant, TimestampTz *wake_at)
 {
 	int32		idx = lookup(hash, MyDatabaseId, req->key, req->keylen);
 	FenceLeaseSlot *slot = (idx >= 0) ? &lease_slots[idx] : NULL;
 	TimestampTz now = FenceNow();
 	int32		me = FENCE_MY_PROCNO;
+	bool		same_role_detached;
+	bool		count_it;
 
 	*wake_at = 0;
 
@@ -660,9 +912,21 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 			return STEP_DONE;
 		}
 		if (req->wait && my_wait_slot < 0)
-			enqueue_self(idx, partition_lock(hash));
+			enqueue_self(idx, partition_lock(hash), req);
 		if (my_wait_slot < 0 || slot->wait_head == me)
 			*wake_at = slot->expires_at;
+		if (slot->scope == FENCE_SCOPE_DETACHED)
+		{
+			last_blocker.kind = BLOCKER_DETACHED;
+			last_blocker.ownerlen = slot->ownerlen;
+			memcpy(last_blocker.owner, slot->text + slot->keylen, slot->ownerlen);
+			last_blocker.owner[slot->ownerlen] = '\0';
+		}
+		else
+		{
+			last_blocker.kind = BLOCKER_SESSION;
+			last_blocker.pid = GetPGProcByNumber(slot->holder)->pid;
+		}
 		return STEP_REFUSED;
 	}
 
@@ -670,11 +934,29 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 	if (slot && slot->wait_head >= 0 && slot->wait_head != me)
 	{
 		if (req->wait && my_wait_slot < 0)
-			enqueue_self(idx, partition_lock(hash));
+			enqueue_self(idx, partition_lock(hash), req);
+		last_blocker.kind = BLOCKER_QUEUE;
 		return STEP_REFUSED;
 	}
 	if (in_restart_grace(wake_at))
+	{
+		/*
+		 * Queue up now, so that when the grace ends the sessions that waited
+		 * are served in arrival order, before any that merely poll.  A key
+		 * nobody holds needs an entry to hold its queue.
+		 */
+		if (req->wait && my_wait_slot < 0)
+		{
+			if (slot == NULL)
+			{
+				if (my_spare_slot < 0 && (my_spare_slot = pop_free()) < 0)
+					return STEP_NEED_SLOT;
+				idx = new_entry(hash, req);
+			}
+			enqueue_self(idx, partition_lock(hash), req);
+		}
 		return STEP_GRACE;
+	}
 	/*
 	 * A slot first, so that a full table wastes no token.  The fast paths
 	 * take only spinlocks, so a grant usually needs this lock just once;
@@ -684,28 +966,37 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 		return STEP_NEED_SLOT;
 	if (token == 0 && !FenceCounterTryNext(&token))
 		return STEP_NEED_TOKEN;
+
+	/*
+	 * A detached lease counts against its role's limit from now on, unless
+	 * it replaces an expired detached lease of the same role, which was
+	 * counted already.
+	 */
+	same_role_detached = slot && slot->scope == FENCE_SCOPE_DETACHED &&
+		slot->roleid == GetUserId();
+	count_it = req->scope == FENCE_SCOPE_DETACHED && !same_role_detached;
+	if (count_it && !role_count_add(GetUserId(), role_limit, &role_limit_count))
+		return STEP_ROLE_LIMIT;
 	if (!FenceStatsPublishGrant(token))
+	{
+		if (count_it)
+			role_count_sub(GetUserId());
 		return STEP_LOST_RACE;
+	}
 
 	/* Install the grant. */
 	if (slot == NULL)
 	{
-		int32	   *head = bucket_head(hash);
-
-		idx = my_spare_slot;
-		my_spare_slot = -1;
+		idx = new_entry(hash, req);
 		slot = &lease_slots[idx];
-		slot->dbid = MyDatabaseId;
-		slot->keylen = (uint8) req->keylen;
-		memcpy(slot->text, req->key, req->keylen);
-		slot->scope = FENCE_SCOPE_NONE;
-		slot->wait_head = -1;
-		slot->next = *head;
-		*head = idx;
 	}
 	grant->takeover = (slot->scope != FENCE_SCOPE_NONE);
 	if (grant->takeover)
+	{
+		if (!(same_role_detached && req->scope == FENCE_SCOPE_DETACHED))
+			entry_ends(slot);
 		bump_generation(hash % FENCE_LEASE_PARTITIONS);
+	}
 	slot->scope = (uint8) req->scope;
 	slot->token = token;
 	slot->granted_at = now;
@@ -731,6 +1022,94 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 	return STEP_DONE;
 }
 
+/*
+ * The wait event a waiting fence_lease shows in pg_stat_activity: our own
+ * "FenceLease" where PostgreSQL lets extensions define one (17 and later),
+ * else the generic "Extension".  Registering may ERROR: call it before
+ * anything needs undoing.
+ */
+static uint32
+lease_wait_event(void)
+{
+#if PG_VERSION_NUM >= 170000
+	if (fence_wait_event == 0)
+		fence_wait_event = WaitEventExtensionNew("FenceLease");
+	return fence_wait_event;
+#else
+	return PG_WAIT_EXTENSION;
+#endif
+}
+
+/* Milliseconds since the wait began, split for "%ld.%03d ms". */
+static void
+waited_ms(long *msecs, int *usecs)
+{
+	long		secs;
+	int			us;
+
+	TimestampDifference(wait_started, GetCurrentTimestamp(), &secs, &us);
+	*msecs = secs * 1000 + us / 1000;
+	*usecs = us % 1000;
+}
+
+/* fence.log_lease_waits: the wait passed deadlock_timeout. */
+static void
+log_still_waiting(const FenceLeaseRequest *req, AcquireStep step)
+{
+	long		msecs;
+	int			usecs;
+
+	waited_ms(&msecs, &usecs);
+	if (step == STEP_GRACE)
+		ereport(LOG,
+				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("No lease is granted until fence.restart_grace has passed since the server started.")));
+	else if (last_blocker.kind == BLOCKER_SESSION)
+		ereport(LOG,
+				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("Process holding the lease: %d.", last_blocker.pid)));
+	else if (last_blocker.kind == BLOCKER_DETACHED)
+		ereport(LOG,
+				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("The lease is held by detached owner \"%s\".",
+						   last_blocker.owner)));
+	else
+		ereport(LOG,
+				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("The lease is free, but other sessions are queued ahead of this one.")));
+}
+
+/*
+ * fence.log_lease_waits: a wait that was logged ended, granted or not
+ * (timed_out: its timeout passed; else an error or cancel ended it).
+ */
+static void
+log_wait_end(const FenceLeaseRequest *req, bool granted, bool timed_out)
+{
+	long		msecs;
+	int			usecs;
+
+	waited_ms(&msecs, &usecs);
+	if (granted)
+		ereport(LOG,
+				(errmsg("process %d acquired lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs)));
+	else if (timed_out)
+		ereport(LOG,
+				(errmsg("process %d gave up waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("Its timeout passed.")));
+	else
+		ereport(LOG,
+				(errmsg("process %d gave up waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("An error or a cancel request ended the wait.")));
+}
+
 /* Milliseconds from now until "until" on the given clock, at least 1. */
 static long
 ms_until(TimestampTz until, TimestampTz now)
@@ -753,12 +1132,17 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 {
 	uint32		hash = lease_hash(MyDatabaseId, req->key, req->keylen);
 	LWLock	   *lock = partition_lock(hash);
+	int			role_limit = 0;
 
 	Assert(lease_shared != NULL);
 	Assert(req->keylen > 0 && req->keylen <= FENCE_MAX_KEY_LEN);
 	Assert(my_wait_slot < 0 && my_spare_slot < 0);
 
 	memset(grant, 0, sizeof(*grant));
+	wait_started = 0;
+	wait_logged = false;
+	if (req->wait)
+		(void) lease_wait_event();
 
 	/*
 	 * Claim this database's statistics slot now, so that publishing a grant
@@ -766,13 +1150,22 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	 * counter has a block ready, so that the grant need not drop the lock
 	 * to wait for one.
 	 */
+	if (!FenceStatsHaveSlot())
+		(void) FenceLeaseForgetDroppedDatabases();
 	(void) FenceStatsPublishGrant(0);
 	FenceCounterReserveAhead();
+
+	/* superuser() reads the catalog: decide before any lock is taken. */
+	if (req->scope == FENCE_SCOPE_DETACHED && fence_max_leases_per_role > 0 &&
+		!superuser())
+		role_limit = fence_max_leases_per_role;
 
 	PG_TRY();
 	{
 		FenceToken	token = 0;
 		int			lost_races = 0;
+		bool		reclaimed = false;
+		char	   *rolename;
 
 		for (;;)
 		{
@@ -782,7 +1175,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 			TimestampTz real_now;
 
 			LWLockAcquire(lock, LW_EXCLUSIVE);
-			step = acquire_step(req, hash, token, grant, &wake_at);
+			step = acquire_step(req, hash, token, role_limit, grant, &wake_at);
 			LWLockRelease(lock);
 
 			switch (step)
@@ -795,13 +1188,35 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 				case STEP_NEED_SLOT:
 					my_spare_slot = reserve_slot();
 					continue;
+				case STEP_ROLE_LIMIT:
+
+					/*
+					 * Expired detached leases count until their entries are
+					 * reused or reclaimed: reclaim them all once, then ask
+					 * again.
+					 */
+					if (!reclaimed)
+					{
+						(void) reclaim_all(InvalidOid);
+						reclaimed = true;
+						continue;
+					}
+					rolename = GetUserNameFromId(GetUserId(), false);
+					ereport(ERROR,
+							(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+							 errmsg("role \"%s\" holds too many detached leases",
+									rolename),
+							 errdetail("The role holds %d detached leases; fence.max_leases_per_role is %d.",
+									   (int) role_limit_count, role_limit),
+							 errhint("Release detached leases that are no longer needed with fence_release(), or ask an administrator to raise fence.max_leases_per_role for this role.")));
+					break;
 				case STEP_LOST_RACE:
 					if (++lost_races >= FENCE_MAX_LOST_RACES)
 						ereport(ERROR,
 								(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 								 errmsg("the fencing token counter is behind tokens already granted in this database"),
-								 errdetail("The counter returned " INT64_FORMAT ", but a larger token was granted since the server started.",
-										   token),
+								 errdetail("The counter returned %lld, but a larger token was granted since the server started.",
+										   (long long) token),
 								 errhint("If the extension was dropped and created again, move the counter forward with fence_advance_tokens().")));
 					token = 0;
 					CHECK_FOR_INTERRUPTS();
@@ -816,6 +1231,8 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 						break;
 					}
 					real_now = GetCurrentTimestamp();
+					if (wait_started == 0)
+						wait_started = real_now;
 					if (step == STEP_GRACE)
 						timeout_ms = ms_until(wake_at, real_now);
 					else if (wake_at != 0 && !FenceClockIsVirtual())
@@ -834,10 +1251,24 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 						if (timeout_ms < 0 || left < timeout_ms)
 							timeout_ms = left;
 					}
+					/* Like log_lock_waits: once, after deadlock_timeout. */
+					if (fence_log_lease_waits && !wait_logged)
+					{
+						TimestampTz log_at = lease_deadline(wait_started,
+															(int64) DeadlockTimeout * 1000);
+
+						if (real_now >= log_at)
+						{
+							log_still_waiting(req, step);
+							wait_logged = true;
+						}
+						else if (timeout_ms < 0 || ms_until(log_at, real_now) < timeout_ms)
+							timeout_ms = ms_until(log_at, real_now);
+					}
 					(void) WaitLatch(MyLatch,
 									 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
 									 (timeout_ms >= 0 ? WL_TIMEOUT : 0),
-									 timeout_ms, PG_WAIT_EXTENSION);
+									 timeout_ms, lease_wait_event());
 					ResetLatch(MyLatch);
 					CHECK_FOR_INTERRUPTS();
 					continue;
@@ -848,6 +1279,12 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	PG_CATCH();
 	{
 		FenceLeaseCancelWait();
+		if (wait_logged)
+		{
+			wait_logged = false;
+			log_wait_end(req, false, false);
+		}
+		wait_started = 0;
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -855,6 +1292,15 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	/* Not waiting any more on any way out; a spare slot may be left. */
 	Assert(my_wait_slot < 0 || grant->outcome != FENCE_ACQUIRE_GRANTED);
 	FenceLeaseCancelWait();
+	if (wait_logged)
+	{
+		wait_logged = false;
+		log_wait_end(req,
+					 grant->outcome == FENCE_ACQUIRE_GRANTED ||
+					 grant->outcome == FENCE_ACQUIRE_EXTENDED,
+					 grant->outcome == FENCE_ACQUIRE_TIMED_OUT);
+	}
+	wait_started = 0;
 
 	switch (grant->outcome)
 	{
@@ -894,6 +1340,7 @@ release_entry(int32 *link, LWLock *lock)
 	FenceLeaseSlot *slot = &lease_slots[idx];
 
 	bump_generation(lock_partition(lock));
+	entry_ends(slot);
 	slot->scope = FENCE_SCOPE_NONE;
 	slot->holder = -1;
 	slot->ownerlen = 0;
@@ -908,13 +1355,17 @@ release_entry(int32 *link, LWLock *lock)
 
 /*
  * Session and transaction leases may be released and renewed only by the
- * backend that holds them; detached ones by anyone who has the token.
+ * backend that holds them; detached ones by a session of the role that
+ * took them (any connection: that is what detached means) that has the
+ * token.  Another role, even a superuser, must SET ROLE to it, or break
+ * the lease with fence_break().
  */
 static inline bool
 may_touch(FenceLeaseSlot *slot)
 {
-	return slot->scope == FENCE_SCOPE_DETACHED ||
-		slot->holder == FENCE_MY_PROCNO;
+	if (slot->scope == FENCE_SCOPE_DETACHED)
+		return slot->roleid == GetUserId();
+	return slot->holder == FENCE_MY_PROCNO;
 }
 
 /*
@@ -966,9 +1417,16 @@ FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 	if (slot && slot_is_live(slot, now) && slot->token == token &&
 		may_touch(slot))
 	{
-		/* The new expiry may be earlier. */
+		TimestampTz expires_at = lease_deadline(now, ttl);
+
+		/*
+		 * The new expiry may be earlier.  The head of the queue sleeps until
+		 * the old one: wake it to watch the new one instead.
+		 */
 		bump_generation(lock_partition(lock));
-		slot->expires_at = lease_deadline(now, ttl);
+		if (expires_at < slot->expires_at && slot->wait_head >= 0)
+			wake_proc(slot->wait_head);
+		slot->expires_at = expires_at;
 		renewed = true;
 	}
 	LWLockRelease(lock);
@@ -1013,12 +1471,25 @@ FenceLeaseStatus
 FenceLeaseGetStatus(Oid dbid, const char *key, int keylen, FenceToken token,
 					FenceLeaseStamp *stamp)
 {
+	return FenceLeaseGetStatusRole(dbid, key, keylen, token, stamp, NULL);
+}
+
+/*
+ * The same, and *roleid (when not NULL) set to the role that took the
+ * table's entry for the key, or InvalidOid if there is none.
+ */
+FenceLeaseStatus
+FenceLeaseGetStatusRole(Oid dbid, const char *key, int keylen,
+						FenceToken token, FenceLeaseStamp *stamp, Oid *roleid)
+{
 	uint32		hash;
 	LWLock	   *lock;
 	int32	   *link;
 	FenceLeaseSlot *slot;
 	FenceLeaseStatus status = FENCE_LEASE_RELEASED;
 
+	if (roleid != NULL)
+		*roleid = InvalidOid;
 	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
 		return FENCE_LEASE_RELEASED;
 	hash = lease_hash(dbid, key, keylen);
@@ -1026,6 +1497,8 @@ FenceLeaseGetStatus(Oid dbid, const char *key, int keylen, FenceToken token,
 	LWLockAcquire(lock, LW_SHARED);
 	link = lookup_link(hash, dbid, key, keylen);
 	slot = link ? &lease_slots[*link] : NULL;
+	if (slot && roleid != NULL && slot->token != 0)
+		*roleid = slot->roleid;
 	if (slot && token < slot->token)
 		status = FENCE_LEASE_SUPERSEDED;
 	else if (slot && token == slot->token && slot->scope != FENCE_SCOPE_NONE)
@@ -1179,5 +1652,130 @@ FenceLeaseSnapshot(FenceLeaseInfo **leases)
 		LWLockRelease(lock);
 	}
 	*leases = out;
+	return n;
+}
+
+/*
+ * Every session waiting for a lease, for the fence_lease_waiters view: one
+ * row per waiter, in queue order per key.  Each partition is read under its
+ * lock; the array is allocated first (there are at most nprocs waiters).
+ */
+int
+FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters)
+{
+	uint32		nbuckets;
+	int			n = 0;
+	FenceWaiterInfo *out;
+
+	FenceRequirePreload();
+	nbuckets = lease_shared->bucket_mask + 1;
+	out = palloc(sizeof(FenceWaiterInfo) * Max(lease_shared->nprocs, 1));
+
+	for (int p = 0; p < FENCE_LEASE_PARTITIONS; p++)
+	{
+		LWLock	   *lock = &lease_shared->locks[p].lock;
+
+		LWLockAcquire(lock, LW_SHARED);
+		for (uint32 b = 0; b < nbuckets; b++)
+		{
+			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0;
+				 i = lease_slots[i].next)
+			{
+				FenceLeaseSlot *slot = &lease_slots[i];
+				int			position = 0;
+
+				for (int32 w = slot->wait_head; w >= 0 && n < lease_shared->nprocs;
+					 w = lease_waiters[w].next)
+				{
+					FenceWaiterInfo *info = &out[n++];
+
+					info->dbid = slot->dbid;
+					info->keylen = slot->keylen;
+					memcpy(info->key, slot->text, slot->keylen);
+					info->pid = GetPGProcByNumber(w)->pid;
+					info->roleid = lease_waiters[w].roleid;
+					info->scope = (FenceLeaseScope) lease_waiters[w].scope;
+					info->since = lease_waiters[w].since;
+					info->deadline = lease_waiters[w].deadline;
+					info->position = ++position;
+				}
+			}
+		}
+		LWLockRelease(lock);
+	}
+	*waiters = out;
+	return n;
+}
+
+/*
+ * What the session with this pid waits for, if it waits for a lease: the
+ * live holder (a session's pid, or a detached owner) and the sessions
+ * queued ahead of it, in queue order.  Returns how many; 0 if it does not
+ * wait.  The queue a backend is in is found by trying each partition under
+ * its lock, since only that lock makes its wait state stable.
+ */
+int
+FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers)
+{
+	PGPROC	   *proc;
+	int32		procno;
+	int			n = 0;
+	FenceBlockerInfo *out;
+
+	FenceRequirePreload();
+	proc = BackendPidGetProc(pid);
+	out = palloc(sizeof(FenceBlockerInfo) * (Max(lease_shared->nprocs, 1) + 1));
+	*blockers = out;
+	if (proc == NULL)
+		return 0;
+#if PG_VERSION_NUM >= 170000
+	procno = GetNumberFromPGProc(proc);
+#else
+	procno = proc->pgprocno;
+#endif
+
+	for (uint32 p = 0; p < FENCE_LEASE_PARTITIONS; p++)
+	{
+		LWLock	   *lock = &lease_shared->locks[p].lock;
+		int32		idx;
+		FenceLeaseSlot *slot;
+
+		LWLockAcquire(lock, LW_SHARED);
+		idx = lease_waiters[procno].slot;
+		slot = (idx >= 0) ? &lease_slots[idx] : NULL;
+		if (slot == NULL ||
+			lease_hash(slot->dbid, slot->text, slot->keylen) % FENCE_LEASE_PARTITIONS != p)
+		{
+			LWLockRelease(lock);
+			continue;
+		}
+		if (slot_is_live(slot, FenceNow()))
+		{
+			FenceBlockerInfo *info = &out[n++];
+
+			info->holder = true;
+			info->position = 0;
+			info->roleid = slot->roleid;
+			info->pid = (slot->holder >= 0) ?
+				GetPGProcByNumber(slot->holder)->pid : 0;
+			info->ownerlen = (slot->scope == FENCE_SCOPE_DETACHED) ?
+				slot->ownerlen : 0;
+			memcpy(info->owner, slot->text + slot->keylen, info->ownerlen);
+		}
+		for (int32 w = slot->wait_head, position = 1;
+			 w >= 0 && w != procno && n <= lease_shared->nprocs;
+			 w = lease_waiters[w].next, position++)
+		{
+			FenceBlockerInfo *info = &out[n++];
+
+			info->holder = false;
+			info->position = position;
+			info->roleid = lease_waiters[w].roleid;
+			info->pid = GetPGProcByNumber(w)->pid;
+			info->ownerlen = 0;
+		}
+		LWLockRelease(lock);
+		break;
+	}
 	return n;
 }

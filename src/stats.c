@@ -11,9 +11,13 @@
  * and a grant whose token is already below the mark takes a new one.  So a
  * token is never issued after a larger one in the same database.
  *
- * Databases get a slot on first use; there are FENCE_MAX_DATABASES slots.
- * Counters are atomics and need no lock; only claiming a slot takes the
- * "fence_databases" LWLock.
+ * Databases get a slot on first use; there are fence.max_databases slots.
+ * A dropped database's slot is given back (FenceStatsForgetDatabase) once
+ * its leases are gone, so that databases that come and go (CI, tenants) do
+ * not use the slots up; a new database whose OID happens to be a dropped
+ * one's must not inherit its high-water mark either.  Counters are atomics
+ * and need no lock; claiming and freeing a slot take the "fence_databases"
+ * LWLock.
  *
  *-------------------------------------------------------------------------
  */
@@ -30,11 +34,9 @@
 
 #include "fence.h"
 
-#define FENCE_MAX_DATABASES 1024
-
 typedef struct FenceDbSlot
 {
-	pg_atomic_uint32 dbid;		/* InvalidOid while free; never freed */
+	pg_atomic_uint32 dbid;		/* InvalidOid while free */
 	pg_atomic_uint64 max_granted;	/* highest token granted */
 	pg_atomic_uint64 counters[FENCE_NUM_STATS];
 	FenceCounterBlock counter_block;	/* owned by counter.c */
@@ -42,8 +44,9 @@ typedef struct FenceDbSlot
 
 typedef struct FenceStatsShared
 {
-	LWLock	   *lock;			/* serializes claiming a slot */
-	FenceDbSlot slots[FENCE_MAX_DATABASES];
+	LWLock	   *lock;			/* serializes claiming and freeing slots */
+	int			nslots;
+	FenceDbSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } FenceStatsShared;
 
 static FenceStatsShared *stats_shared = NULL;
@@ -60,7 +63,25 @@ FenceStatsShmemRequest(void)
 Size
 FenceStatsShmemSize(void)
 {
-	return MAXALIGN(sizeof(FenceStatsShared));
+	return MAXALIGN(add_size(offsetof(FenceStatsShared, slots),
+							 mul_size(fence_max_databases, sizeof(FenceDbSlot))));
+}
+
+/* A slot as new: no database, no counts, no tokens. */
+static void
+reset_slot(FenceDbSlot *slot)
+{
+	pg_atomic_write_u64(&slot->max_granted, 0);
+	for (int j = 0; j < FENCE_NUM_STATS; j++)
+		pg_atomic_write_u64(&slot->counters[j], 0);
+	SpinLockAcquire(&slot->counter_block.mutex);
+	slot->counter_block.relid = InvalidOid;
+	slot->counter_block.reserving = false;
+	slot->counter_block.issued = 0;
+	slot->counter_block.last = 0;
+	slot->counter_block.spare_first = 0;
+	slot->counter_block.spare_last = 0;
+	SpinLockRelease(&slot->counter_block.mutex);
 }
 
 void
@@ -72,7 +93,8 @@ FenceStatsShmemInit(void)
 	if (!found)
 	{
 		stats_shared->lock = &(GetNamedLWLockTranche("fence_databases"))->lock;
-		for (int i = 0; i < FENCE_MAX_DATABASES; i++)
+		stats_shared->nslots = fence_max_databases;
+		for (int i = 0; i < stats_shared->nslots; i++)
 		{
 			FenceDbSlot *slot = &stats_shared->slots[i];
 
@@ -81,12 +103,7 @@ FenceStatsShmemInit(void)
 			for (int j = 0; j < FENCE_NUM_STATS; j++)
 				pg_atomic_init_u64(&slot->counters[j], 0);
 			SpinLockInit(&slot->counter_block.mutex);
-			slot->counter_block.relid = InvalidOid;
-			slot->counter_block.reserving = false;
-			slot->counter_block.issued = 0;
-			slot->counter_block.last = 0;
-			slot->counter_block.spare_first = 0;
-			slot->counter_block.spare_last = 0;
+			reset_slot(slot);
 		}
 	}
 }
@@ -94,14 +111,11 @@ FenceStatsShmemInit(void)
 static FenceDbSlot *
 find_slot(Oid dbid)
 {
-	for (int i = 0; i < FENCE_MAX_DATABASES; i++)
+	/* Freed slots leave holes, so look at every one. */
+	for (int i = 0; i < stats_shared->nslots; i++)
 	{
-		Oid			slot_db = pg_atomic_read_u32(&stats_shared->slots[i].dbid);
-
-		if (slot_db == dbid)
+		if (pg_atomic_read_u32(&stats_shared->slots[i].dbid) == dbid)
 			return &stats_shared->slots[i];
-		if (slot_db == InvalidOid)
-			break;				/* slots are claimed in order */
 	}
 	return NULL;
 }
@@ -124,7 +138,7 @@ get_my_slot(void)
 	my_slot = find_slot(MyDatabaseId);
 	if (my_slot == NULL)
 	{
-		for (int i = 0; i < FENCE_MAX_DATABASES; i++)
+		for (int i = 0; i < stats_shared->nslots; i++)
 		{
 			FenceDbSlot *slot = &stats_shared->slots[i];
 
@@ -146,9 +160,62 @@ too_many_databases(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("too many databases use fence leases"),
-			 errdetail("The server keeps shared lease state for at most %d databases.",
-					   FENCE_MAX_DATABASES),
-			 errhint("Use fence in fewer databases, or restart the server to forget dropped ones.")));
+			 errdetail("The server keeps shared lease state for at most %d databases (fence.max_databases), and every slot belongs to a database that still exists.",
+					   stats_shared->nslots),
+			 errhint("Use fence in fewer databases, or increase fence.max_databases (takes effect at server restart).")));
+}
+
+/*
+ * Does this database have a slot?  Claims one if it can; false when every
+ * slot is taken (the caller may free dropped databases' slots and retry).
+ */
+bool
+FenceStatsHaveSlot(void)
+{
+	return get_my_slot() != NULL;
+}
+
+/*
+ * The databases that have a slot, into a palloc'd array; returns how many.
+ */
+int
+FenceStatsDatabases(Oid **dbids)
+{
+	int			n = 0;
+
+	*dbids = palloc(sizeof(Oid) * Max(stats_shared ? stats_shared->nslots : 0, 1));
+	if (stats_shared == NULL)
+		return 0;
+	for (int i = 0; i < stats_shared->nslots; i++)
+	{
+		Oid			dbid = pg_atomic_read_u32(&stats_shared->slots[i].dbid);
+
+		if (OidIsValid(dbid))
+			(*dbids)[n++] = dbid;
+	}
+	return n;
+}
+
+/*
+ * Give back the slot of a dropped database.  The caller has made sure that
+ * the database no longer exists and that the lease table holds nothing of
+ * it; no backend can be using the slot then.
+ */
+void
+FenceStatsForgetDatabase(Oid dbid)
+{
+	FenceDbSlot *slot;
+
+	if (stats_shared == NULL || !OidIsValid(dbid))
+		return;
+	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
+	slot = find_slot(dbid);
+	if (slot != NULL)
+	{
+		reset_slot(slot);
+		pg_atomic_write_u32(&slot->dbid, InvalidOid);
+	}
+	LWLockRelease(stats_shared->lock);
 }
 
 void
@@ -227,7 +294,7 @@ fence_stats(PG_FUNCTION_ARGS)
 	FenceRequirePreload();
 	InitMaterializedSRF(fcinfo, 0);
 
-	for (int i = 0; i < FENCE_MAX_DATABASES; i++)
+	for (int i = 0; i < stats_shared->nslots; i++)
 	{
 		FenceDbSlot *slot = &stats_shared->slots[i];
 		Oid			dbid = pg_atomic_read_u32(&slot->dbid);
@@ -236,7 +303,7 @@ fence_stats(PG_FUNCTION_ARGS)
 		char	   *dbname;
 
 		if (dbid == InvalidOid)
-			break;
+			continue;
 		dbname = get_database_name(dbid);
 		if (dbname == NULL)
 			continue;			/* dropped since */

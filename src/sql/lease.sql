@@ -79,6 +79,15 @@ CREATE FUNCTION @extschema@.fence_break(key pg_catalog.int8)
 	AS 'MODULE_PATHNAME', 'fence_break_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION @extschema@.fence_break(pg_catalog.int8) FROM PUBLIC;
 
+-- Admin: frees the leases (and the per-database slots) of every dropped
+-- database, which fence_break cannot reach; returns how many leases it ended.
+CREATE FUNCTION @extschema@.fence_break_dropped_databases()
+	RETURNS pg_catalog.int8
+	AS 'MODULE_PATHNAME', 'fence_break_dropped_databases' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.fence_break_dropped_databases() FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_break_dropped_databases() IS
+	'Frees the leases and per-database slots of dropped databases; returns how many leases it ended';
+
 -- The token in effect (what the fence_enforce trigger uses) and how to set it
 -- for the rest of the transaction, e.g. behind a transaction pooler.
 -- With a lease key: the token for a trigger that names that lease.
@@ -95,9 +104,9 @@ CREATE FUNCTION @extschema@.fence_use_token(token @extschema@.fence_token, key p
 	RETURNS pg_catalog.void
 	AS 'MODULE_PATHNAME', 'fence_use_token_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
--- Every held lease (live or expired) of the server.  The key and owner of a
--- lease taken by another role show as NULL unless you are a superuser, a
--- member of pg_read_all_stats, or a member of that role.
+-- Every held lease (live or expired) of the server.  The key, owner and
+-- token of a lease taken by another role show as NULL unless you are a
+-- superuser, a member of pg_read_all_stats, or a member of that role.
 CREATE FUNCTION @extschema@.fence_leases_all(
 	OUT database pg_catalog.name,
 	OUT key pg_catalog.text,
@@ -115,3 +124,37 @@ CREATE FUNCTION @extschema@.fence_leases_all(
 CREATE VIEW @extschema@.fence_leases AS
 	SELECT * FROM @extschema@.fence_leases_all();
 GRANT SELECT ON @extschema@.fence_leases TO PUBLIC;
+
+-- Sessions waiting for leases, one row each, in queue order per key; the
+-- key of another role's wait is hidden as in fence_leases.
+CREATE FUNCTION @extschema@.fence_lease_waiters_all(
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT role pg_catalog.name,
+	OUT scope pg_catalog.text,
+	OUT waiting_since pg_catalog.timestamptz,
+	OUT queue_position pg_catalog.int4,
+	OUT deadline pg_catalog.timestamptz)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_waiters_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.fence_lease_waiters_all() IS
+	'Sessions waiting for leases (the rows of the fence_lease_waiters view)';
+
+CREATE VIEW @extschema@.fence_lease_waiters AS
+	SELECT * FROM @extschema@.fence_lease_waiters_all();
+GRANT SELECT ON @extschema@.fence_lease_waiters TO PUBLIC;
+COMMENT ON VIEW @extschema@.fence_lease_waiters IS
+	'Sessions waiting for leases: key, pid, role, scope, since when, place in the queue, deadline';
+
+-- What a waiting session waits for: the live holder (a pid, or NULL and the
+-- owner for a detached holder) and the sessions queued ahead of it.
+CREATE FUNCTION @extschema@.fence_blocking_pids(pid pg_catalog.int4,
+	OUT blocking_pid pg_catalog.int4,
+	OUT blocked_by pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT queue_position pg_catalog.int4)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_blocking_pids' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.fence_blocking_pids(pg_catalog.int4) IS
+	'The holder and the sessions queued ahead of a session waiting for a lease';

@@ -7,8 +7,10 @@
 # reinitialized then too).  Proven for both: during the grace,
 # fence_try_lease refuses (NULL) and a fence_lease shorter than the grace
 # times out (55P03); a blocking fence_lease is granted only once the grace
-# has passed, with a token above the lost holder's.  With the grace at 0,
-# grants are immediate.
+# has passed, with a token above the lost holder's.  A session that waits
+# during the grace is queued, so that when the grace ends it is served
+# before a session that merely polls.  With the grace at 0, grants are
+# immediate.
 use strict;
 use warnings;
 
@@ -78,6 +80,33 @@ SELECT fence_try_lease('job', '1 hour', owner => 'W2') IS NULL,
 	cmp_ok($t2, '>', $t1, "$how: with a token ($t2) above the lost holder's ($t1)");
 	take(qq{SELECT fence_release('job', $t2)});
 }
+
+# A session that waits during the grace is queued: when the grace ends it
+# is first in line, and a session that polls with fence_try_lease does not
+# take the key ahead of it.  The waiter's backend is stopped (SIGSTOP) over
+# the end of the grace, so that the poller surely asks first.
+$node->restart;
+my $waiter = bg_start($node, 'postgres',
+	"SELECT 'TOK=' || fence_lease('queued', '1 hour', timeout => '60 s');\n",
+	appname => 'grace_waiter');
+ok( wait_until(10, sub {
+		$node->safe_psql('postgres',
+			q{SELECT count(*) FROM pg_stat_activity
+			   WHERE application_name = 'grace_waiter' AND wait_event_type = 'Extension'}) == 1;
+	}),
+	'a session waits for a key during the grace');
+my $wpid = backend_pid_of($node, 'grace_waiter');
+kill 'STOP', $wpid;
+ok($node->poll_query_until('postgres',
+		q{SELECT fence_try_lease('probe-2', '1 s') IS NOT NULL}),
+	'the grace ends');
+is($node->safe_psql('postgres',
+		q{SELECT fence_try_lease('queued', '1 hour', owner => 'poller') IS NULL}),
+	't', 'after the grace, a polling fence_try_lease does not take the key ahead of the waiter');
+kill 'CONT', $wpid;
+ok(wait_until(20, sub { my @t = bg_tokens($waiter); @t == 1 }),
+	'the waiter that queued during the grace is granted the key');
+bg_finish($waiter);
 
 $node->safe_psql('postgres',
 	'ALTER SYSTEM SET fence.restart_grace = 0; SELECT pg_reload_conf()');

@@ -12,7 +12,10 @@
 # 2. A plain role cannot release, renew or break another backend's session
 #    lease, cannot advance or touch the token counter, cannot move the
 #    clock; it sees other roles' leases in fence_leases only as much as
-#    pg_stat_activity shows of other roles' sessions (no key, no owner).
+#    pg_stat_activity shows of other roles' sessions (no key, no owner, no
+#    token).  A detached lease belongs to the role that took it: another
+#    role using the same owner name cannot take, extend, renew or release
+#    it, and fence_lease_status does not confirm another role's key.
 use strict;
 use warnings;
 
@@ -194,7 +197,6 @@ $node->safe_psql('postgres', q{
 CREATE ROLE regress_plain LOGIN;
 CREATE ROLE regress_other LOGIN;
 });
-my $plain = "user=regress_plain";
 
 # A superuser session holds a session lease; a plain role's session too.
 my $holder = bg_start($node, 'postgres', q{
@@ -206,14 +208,17 @@ my ($tS) = bg_tokens($holder);
 my $expires = $node->safe_psql('postgres',
 	q{SELECT expires_at FROM fence_leases WHERE key = 'sec-1'});
 
-sub as_plain
+# Run SQL as a role: its output, SQLSTATE ('' on success) and stderr.
+sub as_role
 {
-	my ($sql) = @_;
+	my ($role, $sql) = @_;
 	my ($r, $o, $e) = $node->psql('postgres', "\\set VERBOSITY verbose\n$sql",
-		connstr => $node->connstr('postgres') . " $plain");
+		connstr => $node->connstr('postgres') . " user=$role");
 	my ($s) = $e =~ /ERROR:\s+([0-9A-Z]{5}):/;
 	return ($o, $s // '', $e);
 }
+sub as_plain { return as_role('regress_plain', @_); }
+sub as_other { return as_role('regress_other', @_); }
 
 is((as_plain("SELECT fence_release('sec-1', $tS)"))[0], 'f',
 	"a plain role cannot release another backend's session lease");
@@ -245,14 +250,90 @@ is( (as_plain(qq{SELECT count(*), bool_and(key IS NULL AND owner IS NULL), bool_
 is( (as_plain(qq{SELECT query FROM pg_stat_activity WHERE pid = $pid}))[0],
 	'<insufficient privilege>', '... as pg_stat_activity hides that session\'s query');
 my ($r2, $o2) = $node->psql('postgres',
-	qq{SELECT key IS NULL, owner IS NULL FROM fence_leases WHERE token = $tP},
+	qq{SELECT count(*) FILTER (WHERE key = 'plain-own' OR owner = 'plain-worker' OR token = $tP),
+	          count(*) FILTER (WHERE key IS NULL AND owner IS NULL AND token IS NULL)
+	     FROM fence_leases},
 	connstr => $node->connstr('postgres') . ' user=regress_other');
-is($o2, 't|t', "another plain role does not see the plain role's key or owner");
+is($o2, '0|2', "another plain role sees neither the plain role's key, nor its owner, nor its token");
 $node->safe_psql('postgres', 'GRANT pg_read_all_stats TO regress_other');
 ($r2, $o2) = $node->psql('postgres',
 	qq{SELECT key, owner FROM fence_leases WHERE token = $tP},
 	connstr => $node->connstr('postgres') . ' user=regress_other');
 is($o2, 'plain-own|plain-worker', 'a member of pg_read_all_stats sees it, as in pg_stat_activity');
+
+# A detached lease belongs to the role that took it, not to its owner name
+# alone: another role using the same owner name is another owner.
+$node->safe_psql('postgres', 'REVOKE pg_read_all_stats FROM regress_other');
+my ($tPay) = (as_plain(q{SELECT fence_try_lease('payroll', '1 hour', owner => 'payroll-worker')}))[0];
+ok($tPay > 0, 'the plain role holds a detached lease as payroll-worker');
+my $pay_expires = $node->safe_psql('postgres',
+	q{SELECT expires_at FROM fence_leases WHERE key = 'payroll'});
+is((as_other(q{SELECT fence_try_lease('payroll', '1 day', owner => 'payroll-worker') IS NULL}))[0],
+	't', 'another role asking with the same owner name is refused, not handed the token');
+is((as_other(q{SELECT fence_lease('payroll', '1 day', timeout => '100 ms', owner => 'payroll-worker')}))[1],
+	'55P03', '... and waits like any other owner');
+is((as_other("SELECT fence_release('payroll', $tPay)"))[0], 'f',
+	'another role cannot release it with its token');
+is((as_other("SELECT fence_renew('payroll', $tPay, '1 day')"))[0], 'f',
+	'... nor renew it');
+is( (as_other(qq{SELECT count(*), bool_and(key IS NULL AND owner IS NULL AND token IS NULL)
+   FROM fence_leases WHERE expires_at = '$pay_expires'}))[0],
+	'1|t', "another role sees the row but not the lease's key, owner or token");
+is((as_other("SELECT fence_lease_status('payroll', $tPay)"))[0], 'released',
+	'fence_lease_status does not confirm a guessed key of another role: released');
+is((as_other("SELECT fence_lease_status('payroll', 1)"))[0], 'released',
+	'... whatever the token');
+is((as_other("SELECT fence_assert_current('payroll', $tPay)"))[1], 'LF002',
+	'fence_assert_current: not held, as for a key never taken');
+is((as_plain("SELECT fence_lease_status('payroll', $tPay)"))[0], 'held',
+	'the owning role sees its lease held');
+is( $node->safe_psql('postgres',
+		qq{SELECT token = $tPay AND expires_at = '$pay_expires' FROM fence_leases WHERE key = 'payroll'}),
+	't', 'the lease is unchanged: same token, same expiry');
+is($node->safe_psql('postgres', "SELECT fence_release('payroll', $tPay)"), 'f',
+	'a superuser as itself does not release another role\'s detached lease either');
+is( $node->safe_psql('postgres',
+		"SET ROLE regress_plain; SELECT fence_renew('payroll', $tPay, '2 hours')"),
+	't', 'a superuser that sets the owning role renews it');
+is((as_plain("SELECT fence_release('payroll', $tPay)"))[0], 't',
+	'the owning role releases it');
+
+# A limit on the detached leases of a role (fence.max_leases_per_role), set
+# for one role by an administrator; a role cannot raise its own.
+$node->safe_psql('postgres', 'ALTER ROLE regress_plain SET fence.max_leases_per_role = 3');
+is((as_plain('SET fence.max_leases_per_role = 100'))[1], '42501',
+	'a plain role cannot raise its own limit');
+my @quota = map {
+	(as_plain("SELECT fence_try_lease('quota-$_', '1 hour', owner => 'q')"))[0]
+} 1 .. 2;
+ok($quota[0] > 0 && $quota[1] > 0,
+	'with plain-own, the plain role holds three detached leases');
+my (undef, $qstate, $qerr) = as_plain(q{SELECT fence_try_lease('quota-3', '1 hour', owner => 'q')});
+is($qstate, '53400', 'a fourth detached lease: 53400');
+like($qerr, qr/DETAIL:.*3 detached leases.*fence\.max_leases_per_role is 3/,
+	'... whose detail gives the count and the limit');
+like($qerr, qr/HINT:.*fence_release/, '... and whose hint says what to do');
+is((as_plain(q{SELECT fence_lease('quota-3', '1 hour', timeout => '1 s', owner => 'q')}))[1],
+	'53400', 'the blocking form fails the same, at once');
+is((as_plain(q{SELECT fence_try_lease('quota-s', '1 hour') IS NOT NULL}))[0], 't',
+	'a session lease is not limited (it ends with its session)');
+is((as_plain("SELECT fence_try_lease('quota-1', '2 hours', owner => 'q') = $quota[0]"))[0], 't',
+	'extending a lease it holds is not a new lease');
+is((as_other(q{SELECT fence_try_lease('quota-o', '1 hour', owner => 'q') IS NOT NULL}))[0], 't',
+	'another role has a limit of its own');
+is( $node->safe_psql('postgres',
+		q{SET fence.max_leases_per_role = 1;
+		  SELECT count(fence_try_lease('quota-su-' || g, '1 hour', owner => 'su')) FROM generate_series(1, 3) g}),
+	'3', 'superusers are not limited');
+is((as_plain("SELECT fence_release('quota-1', $quota[0])"))[0], 't', 'after a release ...');
+ok((as_plain(q{SELECT fence_try_lease('quota-3', '1 hour', owner => 'q')}))[0] > 0,
+	'... the role may take another');
+$node->safe_psql('postgres', q{SELECT fence_set_clock(now() + interval '3 hours')});
+is( (as_plain(q{SELECT count(fence_try_lease('quota-late-' || g, '1 hour', owner => 'q')) FROM generate_series(1, 3) g}))[0],
+	'3', 'expired detached leases do not count');
+is((as_plain(q{SELECT fence_try_lease('quota-late-4', '1 hour', owner => 'q')}))[1], '53400',
+	'... live ones do');
+$node->safe_psql('postgres', q{SELECT fence_set_clock(NULL)});
 
 $holder->{run}->kill_kill;
 unlike(slurp_file($node->logfile), qr/TRAP|terminated by signal/,

@@ -1,0 +1,98 @@
+# Databases that come and go, and leases left by a dropped database.
+#
+# Each database that uses fence takes one of fence.max_databases slots of
+# shared memory (its statistics and token high-water mark).  Proven with
+# fence.max_databases = 3: more databases than that can be created, used
+# and dropped in turn, because a dropped database's slot is reused by the
+# next one that needs one; a database's slot stays while it exists (the
+# error when every slot is in use names the setting); detached leases left
+# by a dropped database are shown with database NULL, are freed by
+# fence_break_dropped_databases() (an administrator's function), and are
+# freed anyway when the lease table or the slots run out.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use FenceTAP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = fence_node('dbslots',
+	conf => "fence.max_databases = 3\nfence.max_leases = 16\n");
+
+sub sq { my ($db, $sql) = @_; return $node->safe_psql($db, $sql); }
+
+is(sq('postgres', 'SHOW fence.max_databases'), '3', 'fence.max_databases = 3');
+sq('postgres', q{SELECT fence_try_lease('main-job', '1 hour', owner => 'main')});
+
+# Eight databases, one after the other, each taking leases and then dropped
+# with a detached lease still held.
+my $ok = 0;
+for my $i (1 .. 8)
+{
+	sq('postgres', "CREATE DATABASE churn$i");
+	my ($state, $err, $out) = sql_state($node, "churn$i", q{
+CREATE EXTENSION fence;
+SELECT fence_try_lease('job', '1 hour') IS NOT NULL AS session_lease;
+SELECT fence_try_lease('nightly', '1 hour', owner => 'cron') IS NOT NULL AS detached_lease;});
+	$ok++ if $state eq '' && $out =~ /^t\nt$/m;
+	diag("churn$i: $state $err") if $state ne '';
+	sq('postgres', "DROP DATABASE churn$i");
+}
+is($ok, 8, 'eight databases in turn take leases with only three slots');
+
+my $dropped = sq('postgres',
+	q{SELECT count(*) FROM fence_leases WHERE database IS NULL});
+cmp_ok($dropped, '>=', 1, "leases of dropped databases are shown with database NULL ($dropped)");
+is(sq('postgres', q{SELECT count(*) FROM fence_leases WHERE database IS NULL AND scope <> 'detached'}),
+	'0', '... only detached ones: session leases ended with their sessions');
+
+# The administrator frees them.
+my ($state) = sql_state($node, 'postgres', q{
+CREATE ROLE regress_dbslots LOGIN;
+SET ROLE regress_dbslots;
+SELECT fence_break_dropped_databases();});
+is($state, '42501', 'fence_break_dropped_databases is not for every role');
+is(sq('postgres', 'SELECT fence_break_dropped_databases()'), $dropped,
+	'fence_break_dropped_databases frees each of them and says how many');
+is(sq('postgres', q{SELECT count(*) FROM fence_leases WHERE database IS NULL}),
+	'0', 'none is left');
+is(sq('postgres', q{SELECT count(*) FROM fence_leases WHERE key = 'main-job' AND live}),
+	'1', "a live database's lease is untouched");
+is(sq('postgres', 'SELECT fence_break_dropped_databases()'), '0',
+	'a second call finds nothing');
+
+# Slots of databases that still exist are kept: with three in use, a fourth
+# database's grant fails and the error says why.
+sq('postgres', 'CREATE DATABASE keep1; CREATE DATABASE keep2; CREATE DATABASE keep3');
+for my $db ('keep1', 'keep2')
+{
+	sq($db, q{CREATE EXTENSION fence; SELECT fence_try_lease('k', '1 min')});
+}
+sq('keep3', 'CREATE EXTENSION fence');
+my $err;
+($state, $err) = sql_state($node, 'keep3', q{SELECT fence_try_lease('k', '1 min')});
+is($state, '54000', 'a fourth database that exists next to three others: 54000');
+like($err, qr/HINT:.*fence\.max_databases/, '... with a hint naming fence.max_databases');
+sq('postgres', 'DROP DATABASE keep2');
+is(sq('keep3', q{SELECT fence_try_lease('k', '1 min') IS NOT NULL}), 't',
+	'once one of them is dropped, its slot serves the fourth');
+is(sq('keep1', q{SELECT count(*) FROM fence_stats WHERE database = 'keep1'}), '1',
+	'the databases that remain keep their statistics');
+
+# A full lease table frees a dropped database's leases before it fails.
+sq('postgres', 'DROP DATABASE keep1; CREATE DATABASE filler');
+sq('filler', q{CREATE EXTENSION fence;
+SELECT count(fence_try_lease('f-' || g, '1 hour', owner => 'filler')) FROM generate_series(1, 12) g});
+my $free = sq('postgres', q{SELECT 16 - count(*) FROM fence_leases});
+sq('postgres', 'DROP DATABASE filler');
+is(sq('postgres', qq{SELECT count(fence_try_lease('fill-' || g, '1 hour', owner => 'x'))
+  FROM generate_series(1, $free + 12) g}), $free + 12,
+	'a full table reuses the slots of the dropped database\'s leases');
+
+unlike(slurp_file($node->logfile), qr/TRAP|terminated by signal/,
+	'no crash in the server log');
+$node->stop;
+done_testing();
