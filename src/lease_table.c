@@ -65,12 +65,18 @@
  *	   replication) or reclaim_some().  stats.c's LWLock (claiming a
  *	   database's slot) is taken only with no partition lock held:
  *	   FenceLeaseAcquire claims the slot before it locks a partition.
- *	2. spinlocks, each held for a few instructions and never two at once:
+ *	2. the role-count LWLock ("fence_lease_roles"), taken only inside
+ *	   role_count_add() and role_count_sub(), which may run with a partition
+ *	   lock held; nothing is taken while it is held, and a full hash makes
+ *	   them return, never ERROR.
+ *	3. spinlocks, each held for a few instructions and never two at once:
  *	   free_mutex (free_head, nfree and the "next" links of free slots);
  *	   the counter block's mutex (counter.c: issued, last, the spare block);
  *	   the virtual clock's mutex (clock.c, read by FenceNow()).
  *
  * What each lock guards:
+ *	- the role-count lock: role_counts, the number of detached leases each
+ *	  role holds.
  *	- a partition lock: its bucket chains, every field of the slots linked
  *	  into them, and the wait-queue links (lease_waiters) of the procs
  *	  queued on those slots.  Readers (status, snapshot) take it shared;
