@@ -10,10 +10,9 @@
  * lease still has its old token in effect, and the storage rejects it.  Per
  * row:
  *
- *	T, the write's token: for UPDATE, the new value of the fence column if
- *	the statement set it (tg_updatedcols), else the token in effect; for
- *	INSERT, the token in effect, else the value given; for DELETE, the token
- *	in effect.  UPDATE and DELETE with T below the row's stored fence are
+ *	T, the write's token (the rule is spelled out where fence_enforce()
+ *	works it out, and the halves of a partition move in MoveMemo's comment).
+ *	UPDATE and DELETE with T below the row's stored fence are
  *	stale: LF001, or the row is left out with on_stale=skip.  Otherwise the
  *	row is stamped with T.  No token: allowed unless require_token (LF003).
  *	strict: T must also be the current live token of the trigger's lease
@@ -122,8 +121,7 @@ typedef enum TokenSource
 	TOKEN_NONE,
 	TOKEN_FROM_COLUMN,			/* UPDATE set the fence column */
 	TOKEN_IN_EFFECT,			/* the session's token in effect */
-	TOKEN_GIVEN,				/* INSERT gave the fence column a value */
-	TOKEN_FROM_MOVE				/* the UPDATE half of a partition move */
+	TOKEN_GIVEN					/* INSERT gave the fence column a value */
 } TokenSource;
 
 /*
@@ -165,18 +163,40 @@ static StrictKey strict_last;
 static FenceLeaseStamp strict_last_stamp;
 
 /*
- * An UPDATE that moves a row to another partition runs as a DELETE from the
- * old partition (firing its BEFORE DELETE triggers) and an INSERT into the
- * new one.  The DELETE half must carry the token the UPDATE half carried
- * even when that came from the statement's SET, not from the session.
+ * An UPDATE that moves a row to another partition runs as three row writes,
+ * each firing this trigger: the UPDATE on the old partition, then a DELETE
+ * there and an INSERT into the new one.  The UPDATE decides (its token, its
+ * checks); the two halves must carry exactly that decision, not work out a
+ * token of their own (the token in effect may differ from the one the
+ * statement set, and the INSERT would take the token in effect over the
+ * value given).  So each UPDATE of a partition's row leaves a memo, which
+ * the DELETE of the same row version in the same command takes, and the
+ * INSERT that follows in that command takes from it.  A memo is one per
+ * trigger name (a partition's trigger and its clones share the name), and
+ * is only ever used in the command that made it: a memo left behind by an
+ * UPDATE that did not happen (a later BEFORE trigger vetoed it) cannot
+ * reach a DELETE of a later statement.
  */
-static struct
+typedef enum MoveStage
 {
-	bool		valid;
-	Oid			relid;
-	ItemPointerData tid;
+	MOVE_FREE,					/* slot unused */
+	MOVE_UPDATED,				/* the UPDATE half accepted the row */
+	MOVE_DELETED				/* the DELETE half passed; INSERT next */
+} MoveStage;
+
+typedef struct MoveMemo
+{
+	MoveStage	stage;
+	NameData	tgname;
+	Oid			relid;			/* the old partition */
+	ItemPointerData tid;		/* the old row version */
+	CommandId	cid;
+	bool		has_token;
 	FenceToken	token;
-}			move_memo;
+} MoveMemo;
+
+#define MOVE_MEMO_SLOTS 4
+static MoveMemo move_memo[MOVE_MEMO_SLOTS];
 
 /*
  * Row counts for fence_stats, kept here and added to the shared counters
@@ -873,8 +893,6 @@ token_source_text(TokenSource source)
 			return "the token in effect for this session";
 		case TOKEN_GIVEN:
 			return "the value given for the fence column";
-		case TOKEN_FROM_MOVE:
-			return "the token of the UPDATE that moves the row to another partition";
 		case TOKEN_NONE:
 			break;
 	}
@@ -945,6 +963,55 @@ forget_strict_writes(void)
 	strict_last_valid = false;
 }
 
+/* This trigger name's move memo, or NULL. */
+static MoveMemo *
+move_memo_find(const char *tgname)
+{
+	for (int i = 0; i < MOVE_MEMO_SLOTS; i++)
+	{
+		if (move_memo[i].stage != MOVE_FREE &&
+			strcmp(NameStr(move_memo[i].tgname), tgname) == 0)
+			return &move_memo[i];
+	}
+	return NULL;
+}
+
+/*
+ * The UPDATE half of a possible move was accepted: remember its decision.
+ * A slot of an earlier command is free for the taking; if all four are of
+ * this command (four fence triggers on one partition), the first is
+ * reused, and its move falls back to the halves' own rule.
+ */
+static void
+move_memo_set(const char *tgname, Oid relid, ItemPointer tid,
+			  bool has_token, FenceToken token)
+{
+	CommandId	cid = GetCurrentCommandId(false);
+	MoveMemo   *m = move_memo_find(tgname);
+
+	for (int i = 0; m == NULL && i < MOVE_MEMO_SLOTS; i++)
+	{
+		if (move_memo[i].stage == MOVE_FREE || move_memo[i].cid != cid)
+			m = &move_memo[i];
+	}
+	if (m == NULL)
+		m = &move_memo[0];
+	m->stage = MOVE_UPDATED;
+	namestrcpy(&m->tgname, tgname);
+	m->relid = relid;
+	m->tid = *tid;
+	m->cid = cid;
+	m->has_token = has_token;
+	m->token = token;
+}
+
+static void
+move_memo_forget_all(void)
+{
+	for (int i = 0; i < MOVE_MEMO_SLOTS; i++)
+		move_memo[i].stage = MOVE_FREE;
+}
+
 PG_FUNCTION_INFO_V1(fence_enforce);
 
 /*
@@ -967,6 +1034,9 @@ fence_enforce(PG_FUNCTION_ARGS)
 	TokenSource source = TOKEN_NONE;
 	Datum		value;
 	bool		isnull;
+	bool		has_set = false;	/* UPDATE set the fence, not to NULL */
+	FenceToken	set_token = 0;	/* ... to this */
+	MoveMemo   *memo;
 	const char *key = NULL;
 	int			keylen = 0;
 	char		keybuf[FENCE_MAX_KEY_LEN];
@@ -1015,7 +1085,48 @@ fence_enforce(PG_FUNCTION_ARGS)
 	else
 		oldrow = keyrow = trigdata->tg_trigtuple;
 
-	/* The write's token T. */
+	/*
+	 * The DELETE and INSERT halves of an UPDATE that moves a row to another
+	 * partition carry the UPDATE's decision, made and checked there (see
+	 * MoveMemo); any other firing of this trigger ends its memo.
+	 */
+	memo = move_memo_find(trigdata->tg_trigger->tgname);
+	if (memo != NULL)
+	{
+		if (memo->cid == GetCurrentCommandId(false))
+		{
+			if (!is_insert && !is_update && memo->stage == MOVE_UPDATED &&
+				memo->relid == RelationGetRelid(rel) &&
+				ItemPointerEquals(&memo->tid, &oldrow->t_self))
+			{
+				memo->stage = MOVE_DELETED;
+				return PointerGetDatum(oldrow);
+			}
+			if (is_insert && memo->stage == MOVE_DELETED &&
+				rel->rd_rel->relispartition)
+			{
+				memo->stage = MOVE_FREE;
+				if (!memo->has_token)
+					return PointerGetDatum(newrow);
+				return PointerGetDatum(stamp_row(et, rel, newrow,
+												 token_to_datum(et, rel, memo->token)));
+			}
+		}
+		memo->stage = MOVE_FREE;
+	}
+
+	/*
+	 * The write's token T.  UPDATE: a value the statement sets in the fence
+	 * column, if it differs from the stored fence; else the token in
+	 * effect; else the value set, equal to the stored fence (the holder
+	 * writing again).  A value equal to the stored one is no token while one
+	 * is in effect, because PostgreSQL cannot tell a statement that sets the
+	 * fence from one that copies it: a MERGE hands every BEFORE UPDATE
+	 * trigger the columns all of its UPDATE actions set (on 15 to 18), and
+	 * "fence = CASE ... ELSE fence END" or an ORM saving every column back
+	 * copy the stored value.  INSERT: the token in effect, else the value
+	 * given.  DELETE: the token in effect.  A NULL is no token.
+	 */
 	if (is_update &&
 		bms_is_member(cfg->attnum - FirstLowInvalidHeapAttributeNumber,
 					  trigdata->tg_updatedcols))
@@ -1023,8 +1134,18 @@ fence_enforce(PG_FUNCTION_ARGS)
 		value = heap_getattr(newrow, cfg->attnum, RelationGetDescr(rel), &isnull);
 		if (!isnull)
 		{
-			token = datum_to_token(et, rel, value, false);
-			source = TOKEN_FROM_COLUMN;
+			FenceToken	stored = 0;
+
+			set_token = datum_to_token(et, rel, value, false);
+			has_set = true;
+			value = heap_getattr(oldrow, cfg->attnum, RelationGetDescr(rel), &isnull);
+			if (!isnull)
+				stored = datum_to_token(et, rel, value, true);
+			if (set_token != stored)
+			{
+				token = set_token;
+				source = TOKEN_FROM_COLUMN;
+			}
 		}
 	}
 	if (source == TOKEN_NONE)
@@ -1033,6 +1154,11 @@ fence_enforce(PG_FUNCTION_ARGS)
 			key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
 		if (FenceSessionTokenInEffect(key, keylen, &token))
 			source = TOKEN_IN_EFFECT;
+		else if (has_set)
+		{
+			token = set_token;
+			source = TOKEN_FROM_COLUMN;
+		}
 	}
 	if (source == TOKEN_NONE && is_insert)
 	{
@@ -1043,14 +1169,6 @@ fence_enforce(PG_FUNCTION_ARGS)
 			source = TOKEN_GIVEN;
 		}
 	}
-	if (source == TOKEN_NONE && !is_insert && !is_update && move_memo.valid &&
-		move_memo.relid == RelationGetRelid(rel) &&
-		ItemPointerEquals(&move_memo.tid, &oldrow->t_self))
-	{
-		token = move_memo.token;
-		source = TOKEN_FROM_MOVE;
-	}
-	move_memo.valid = false;
 
 	if (source == TOKEN_NONE)
 	{
@@ -1078,6 +1196,10 @@ fence_enforce(PG_FUNCTION_ARGS)
 			Datum		newvalue;
 			bool		newnull;
 
+			if (rel->rd_rel->relispartition)
+				move_memo_set(trigdata->tg_trigger->tgname,
+							  RelationGetRelid(rel), &oldrow->t_self,
+							  false, 0);
 			value = heap_getattr(oldrow, cfg->attnum, tupdesc, &isnull);
 			newvalue = heap_getattr(newrow, cfg->attnum, tupdesc, &newnull);
 			if (isnull != newnull || (!isnull && value != newvalue))
@@ -1160,14 +1282,10 @@ fence_enforce(PG_FUNCTION_ARGS)
 	if (!is_insert && !is_update)
 		return PointerGetDatum(oldrow);
 
-	/* A partition's row may be moving: its DELETE half needs the token. */
-	if (is_update && source == TOKEN_FROM_COLUMN && rel->rd_rel->relispartition)
-	{
-		move_memo.valid = true;
-		move_memo.relid = RelationGetRelid(rel);
-		move_memo.tid = oldrow->t_self;
-		move_memo.token = token;
-	}
+	/* A partition's row may be moving: its halves carry this token. */
+	if (is_update && rel->rd_rel->relispartition)
+		move_memo_set(trigdata->tg_trigger->tgname, RelationGetRelid(rel),
+					  &oldrow->t_self, true, token);
 
 	/* Stamp the row with T. */
 	if (source != TOKEN_FROM_COLUMN)
@@ -1235,7 +1353,7 @@ enforce_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			forget_strict_writes();
-			move_memo.valid = false;
+			move_memo_forget_all();
 			FenceStatsAdd(FENCE_STAT_WRITES_ACCEPTED, count_accepted);
 			FenceStatsAdd(FENCE_STAT_WRITES_REJECTED, count_rejected);
 			FenceStatsAdd(FENCE_STAT_WRITES_SKIPPED, count_skipped);
@@ -1259,7 +1377,8 @@ enforce_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 	if (event != SUBXACT_EVENT_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
 		return;
-	move_memo.valid = false;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		move_memo_forget_all();
 	strict_last_valid = false;
 	if (strict_writes == NULL || strict_max_subid < mySubid)
 		return;
