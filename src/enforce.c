@@ -48,12 +48,15 @@
 #include "nodes/bitmapset.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/datetime.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
 #include "fence.h"
 
@@ -73,7 +76,11 @@ typedef enum LeasePartKind
 	LEASE_PART_INT4,			/* integer column: likewise */
 	LEASE_PART_INT8,			/* bigint column: likewise */
 	LEASE_PART_TEXT,			/* text or varchar column: its bytes */
-	LEASE_PART_OTHER			/* any other type: its output function */
+	LEASE_PART_DATE,			/* date: ISO, whatever DateStyle says */
+	LEASE_PART_TIMESTAMP,		/* timestamp: likewise */
+	LEASE_PART_TIMESTAMPTZ,		/* timestamptz: likewise, and in UTC */
+	LEASE_PART_OTHER			/* a type whose output function depends on
+								 * no setting (see placeholder_kind) */
 } LeasePartKind;
 
 typedef struct LeasePart
@@ -284,6 +291,55 @@ option_bool(Relation rel, const char *name, const char *value)
 }
 
 /*
+ * How a {column} of this type is rendered into a lease name, or
+ * LEASE_PART_LITERAL if it cannot be rendered the same in every session.
+ * A row must name the same lease whoever writes it: a lease name must not
+ * depend on TimeZone, DateStyle, IntervalStyle, extra_float_digits,
+ * lc_monetary or bytea_output.  Integers and text are rendered here; date
+ * and time types here too, in ISO form and in UTC, which is what their
+ * output functions print under DateStyle ISO and TimeZone UTC; the few
+ * other types whose output functions read no setting go through them.
+ * Anything else (floats, intervals, money, bytea, times, arrays, records,
+ * other extensions' types) is refused.
+ */
+static LeasePartKind
+placeholder_kind(Oid typid)
+{
+	Oid			basetype = getBaseType(typid);
+
+	switch (basetype)
+	{
+		case INT2OID:
+			return LEASE_PART_INT2;
+		case INT4OID:
+			return LEASE_PART_INT4;
+		case INT8OID:
+			return LEASE_PART_INT8;
+		case TEXTOID:
+		case VARCHAROID:
+			return LEASE_PART_TEXT;
+		case DATEOID:
+			return LEASE_PART_DATE;
+		case TIMESTAMPOID:
+			return LEASE_PART_TIMESTAMP;
+		case TIMESTAMPTZOID:
+			return LEASE_PART_TIMESTAMPTZ;
+		case BPCHAROID:
+		case NAMEOID:
+		case CHAROID:
+		case BOOLOID:
+		case NUMERICOID:
+		case OIDOID:
+		case UUIDOID:
+			return LEASE_PART_OTHER;
+		default:
+			if (type_is_enum(basetype))
+				return LEASE_PART_OTHER;
+			return LEASE_PART_LITERAL;
+	}
+}
+
+/*
  * Split a lease name into literal pieces and {column} placeholders and
  * check every placeholder against the table.  "{{" and "}}" stand for
  * literal braces.
@@ -383,35 +439,33 @@ parse_lease_name(Relation rel, EnforceConfig *cfg)
 								cfg->lease, relname, colname),
 						 errdetail("The trigger sets the fence column; the lease name must come from other columns.")));
 			attr = TupleDescAttr(tupdesc, attnum - 1);
+			if (attr->attgenerated != '\0')
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+						 errmsg("column \"%s\" named in lease name \"%s\" of table \"%s\" is a generated column",
+								colname, cfg->lease, relname),
+						 errdetail("Generated columns are computed after BEFORE triggers run, so the fence trigger cannot see their new value."),
+						 errhint("Name a column the writer sets, or one a BEFORE trigger that fires before the fence trigger fills in.")));
 			part = &cfg->parts[cfg->nparts++];
 			part->text = colname;
 			part->attnum = attnum;
-			switch (attr->atttypid)
+			part->kind = placeholder_kind(attr->atttypid);
+			if (part->kind == LEASE_PART_OTHER)
 			{
-				case INT2OID:
-					part->kind = LEASE_PART_INT2;
-					break;
-				case INT4OID:
-					part->kind = LEASE_PART_INT4;
-					break;
-				case INT8OID:
-					part->kind = LEASE_PART_INT8;
-					break;
-				case TEXTOID:
-				case VARCHAROID:
-					part->kind = LEASE_PART_TEXT;
-					break;
-				default:
-					{
-						Oid			outfunc;
-						bool		isvarlena;
+				Oid			outfunc;
+				bool		isvarlena;
 
-						part->kind = LEASE_PART_OTHER;
-						getTypeOutputInfo(attr->atttypid, &outfunc, &isvarlena);
-						fmgr_info_cxt(outfunc, &part->outfunc, CurrentMemoryContext);
-					}
-					break;
+				getTypeOutputInfo(attr->atttypid, &outfunc, &isvarlena);
+				fmgr_info_cxt(outfunc, &part->outfunc, CurrentMemoryContext);
 			}
+			else if (part->kind == LEASE_PART_LITERAL)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("column \"%s\" named in lease name \"%s\" of table \"%s\" has type %s",
+								colname, cfg->lease, relname,
+								format_type_be(attr->atttypid)),
+						 errdetail("A row must name the same lease in every session, and the text form of this type is not known to be independent of session settings."),
+						 errhint("Use a column of an integer, text, character, name, boolean, numeric, oid, uuid, enum, date, timestamp or timestamptz type (or a domain over one).")));
 			cfg->lease_has_columns = true;
 			p = end + 1;
 		}
@@ -804,6 +858,51 @@ key_append(EnforceTrigger *et, char *buf, int *len, const char *s, int n,
 }
 
 /*
+ * A date, timestamp or timestamptz as its output function prints it under
+ * DateStyle ISO and, for timestamptz, TimeZone UTC, whatever the session
+ * says.  buf has room for MAXDATELEN + 1 bytes.
+ */
+static void
+render_datetime(LeasePartKind kind, Datum value, char *buf)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+
+	if (kind == LEASE_PART_DATE)
+	{
+		DateADT		d = DatumGetDateADT(value);
+
+		if (DATE_NOT_FINITE(d))
+			EncodeSpecialDate(d, buf);
+		else
+		{
+			j2date(d + POSTGRES_EPOCH_JDATE, &tm.tm_year, &tm.tm_mon, &tm.tm_mday);
+			EncodeDateOnly(&tm, USE_ISO_DATES, buf);
+		}
+		return;
+	}
+
+	/* A timestamptz is microseconds since 2000-01-01 UTC: no zone applied. */
+	{
+		Timestamp	ts = DatumGetTimestamp(value);
+
+		if (TIMESTAMP_NOT_FINITE(ts))
+			EncodeSpecialTimestamp(ts, buf);
+		else if (timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("timestamp out of range")));
+		else
+		{
+			/* Known to be UTC: EncodeDateTime prints no zone otherwise. */
+			tm.tm_isdst = 0;
+			EncodeDateTime(&tm, fsec, kind == LEASE_PART_TIMESTAMPTZ, 0, NULL,
+						   USE_ISO_DATES, buf);
+		}
+	}
+}
+
+/*
  * The trigger's lease name for this row: the static name, or the template
  * filled from the row.  buf has room for FENCE_MAX_KEY_LEN bytes.
  */
@@ -858,6 +957,16 @@ lease_key_for_row(EnforceTrigger *et, Relation rel, HeapTuple row,
 					text	   *t = DatumGetTextPP(value);
 
 					key_append(et, buf, &len, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), rel);
+				}
+				break;
+			case LEASE_PART_DATE:
+			case LEASE_PART_TIMESTAMP:
+			case LEASE_PART_TIMESTAMPTZ:
+				{
+					char		when[MAXDATELEN + 1];
+
+					render_datetime(part->kind, value, when);
+					key_append(et, buf, &len, when, strlen(when), rel);
 				}
 				break;
 			case LEASE_PART_OTHER:
