@@ -161,15 +161,20 @@ SELECT fence_protect('enf_wp', require_token => true);
 UPDATE enf_wp SET region = 'us' WHERE id = 2;
 SELECT tableoid::regclass, * FROM enf_wp ORDER BY id;
 
--- The memo that hands the UPDATE's token to the DELETE half of a move
--- lasts one row of one statement.  Here a later BEFORE trigger vetoes an
--- UPDATE that set the fence; a token-less DELETE of the same row in the
--- same transaction carries no token (require_token: LF003).
+-- The memo that hands the UPDATE's decision to the halves of a move lasts
+-- one row of one command.  Only a BEFORE trigger firing after the fence
+-- trigger could veto an UPDATE the fence trigger accepted, and leave a memo
+-- behind; such a trigger is refused (see enforce_compose.sql), so the
+-- UPDATE fails, and a token-less DELETE of the row after it carries no
+-- token (require_token: LF003).
 CREATE FUNCTION enf_veto() RETURNS trigger LANGUAGE plpgsql AS
   $$BEGIN IF NEW.v = 'veto' THEN RETURN NULL; END IF; RETURN NEW; END$$;
 CREATE TRIGGER zzz_veto BEFORE UPDATE ON enf_wp_eu FOR EACH ROW EXECUTE FUNCTION enf_veto();
 BEGIN;
+SAVEPOINT s;
 UPDATE enf_wp SET v = 'veto', fence = 30 WHERE id = 1;
+ROLLBACK TO SAVEPOINT s;
+DROP TRIGGER zzz_veto ON enf_wp_eu;
 DELETE FROM enf_wp WHERE id = 1 RETURNING *;
 ROLLBACK;
 DROP TRIGGER zzz_veto ON enf_wp_eu;

@@ -38,6 +38,7 @@
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
@@ -46,6 +47,8 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
@@ -604,6 +607,43 @@ parse_trigger_args(Relation rel, int nargs, char **args, EnforceConfig *cfg)
 						 relname)));
 }
 
+/*
+ * BEFORE row triggers fire in the byte order of their names.  One that
+ * fires after a fence trigger, on an event the fence trigger handles, could
+ * change or drop the row the fence trigger has just checked and stamped (put
+ * back the old fence, so that a stale writer passes next time), so such a
+ * table is refused: by fence_protect(), and by the trigger when it is
+ * (re)loaded after the table's triggers changed.  Other fence_enforce
+ * triggers (another fence column) are exempt: they touch only their column.
+ * A disabled trigger does not fire; enabling it invalidates the table, and
+ * the fence trigger checks again.
+ */
+static void
+refuse_later_triggers(Relation rel, const char *tgname, int16 events,
+					  Oid fence_foid)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+
+	if (trigdesc == NULL)
+		return;
+	for (int i = 0; i < trigdesc->numtriggers; i++)
+	{
+		Trigger    *t = &trigdesc->triggers[i];
+
+		if (!TRIGGER_FOR_ROW(t->tgtype) || !TRIGGER_FOR_BEFORE(t->tgtype) ||
+			(t->tgtype & events) == 0 || t->tgenabled == TRIGGER_DISABLED ||
+			t->tgfoid == fence_foid || strcmp(t->tgname, tgname) <= 0)
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("trigger \"%s\" on table \"%s\" fires after fence trigger \"%s\"",
+						t->tgname, RelationGetRelationName(rel), tgname),
+				 errdetail("BEFORE row triggers fire in the byte order of their names; one that fires after the fence trigger could change the row it checked."),
+				 errhint("Rename trigger \"%s\" so that its name sorts before \"%s\".",
+						 t->tgname, tgname)));
+	}
+}
+
 /* The cache entry of the trigger being fired, (re)built if needed. */
 static EnforceTrigger *
 get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
@@ -652,6 +692,11 @@ get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
 
 		oldcxt = MemoryContextSwitchTo(cxt);
 		parse_trigger_args(rel, trigger->tgnargs, trigger->tgargs, &cfg);
+		refuse_later_triggers(rel, trigger->tgname,
+							  trigger->tgtype & (TRIGGER_TYPE_INSERT |
+												 TRIGGER_TYPE_UPDATE |
+												 TRIGGER_TYPE_DELETE),
+							  trigger->tgfoid);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextSetParent(cxt, enforce_cache_cxt);
 
@@ -1614,6 +1659,8 @@ fence_protect(PG_FUNCTION_ARGS)
 	AclResult	aclresult;
 	StringInfoData cmd;
 	Oid			nspoid;
+	Oid			fence_foid;
+	ListCell   *lc;
 
 	require_arg(fcinfo, 0, "tbl");
 	require_arg(fcinfo, 1, "column_name");
@@ -1670,6 +1717,20 @@ fence_protect(PG_FUNCTION_ARGS)
 	nspoid = FenceExtensionSchema();
 	if (!OidIsValid(nspoid))
 		elog(ERROR, "extension fence is not installed in this database");
+
+	/* No BEFORE trigger may fire after it, on the table or a partition. */
+	fence_foid = LookupFuncName(list_make2(makeString(get_namespace_name(nspoid)),
+										   makeString("fence_enforce")),
+								0, NULL, false);
+	foreach(lc, find_all_inheritors(relid, ShareRowExclusiveLock, NULL))
+	{
+		Relation	part = relation_open(lfirst_oid(lc), NoLock);
+
+		refuse_later_triggers(part, FENCE_TRIGGER_NAME,
+							  TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE |
+							  TRIGGER_TYPE_DELETE, fence_foid);
+		relation_close(part, NoLock);
+	}
 
 	initStringInfo(&cmd);
 	appendStringInfoString(&cmd, "CREATE OR REPLACE TRIGGER ");
