@@ -1455,7 +1455,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 
 /*
  * Every lease a strict write was accepted under must still be held by the
- * same token when the transaction commits (or prepares): a holder that
+ * same token when the transaction commits (PREPARE is refused): a holder that
  * paused between its write and its COMMIT, and lost the lease meanwhile,
  * must not commit stale work.
  */
@@ -1498,8 +1498,21 @@ enforce_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
 			check_strict_writes();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+
+			/*
+			 * COMMIT PREPARED runs no extension code that could check the
+			 * leases again, and may come any time later: a prepared strict
+			 * write could commit after its lease passed on.
+			 */
+			if (strict_writes != NULL && hash_get_num_entries(strict_writes) > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that wrote rows in strict mode"),
+						 errdetail("COMMIT PREPARED does not check the lease again, and may run after the lease was lost."),
+						 errhint("Commit the transaction directly, or write to tables protected without strict.")));
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
