@@ -43,6 +43,7 @@
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
+#include "lib/ilist.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -117,6 +118,8 @@ typedef struct EnforceTrigger
 {
 	Oid			tgoid;			/* hash key: pg_trigger OID */
 	bool		valid;			/* false after a relcache invalidation */
+	bool		linked;			/* in its table's list (rel_node) */
+	dlist_node	rel_node;
 	Oid			relid;
 	MemoryContext cxt;			/* everything below lives here */
 	EnforceConfig cfg;
@@ -155,9 +158,26 @@ typedef struct StrictWrite
 /* The trigger name fence_protect() uses: sorts after other BEFORE triggers. */
 #define FENCE_TRIGGER_NAME "zz_fence_enforce"
 
-/* Per-trigger cache, in TopMemoryContext; entries are never removed. */
+/*
+ * Per-trigger cache, in TopMemoryContext.  enforce_rels lists each table's
+ * entries, so that an invalidation finds them without a scan of the whole
+ * cache.  An invalidated entry stays (a trigger call may be reading it)
+ * until the transaction ends, when enforce_sweep() frees it: a dropped
+ * trigger leaves nothing behind, and a live one is parsed again at its next
+ * write.  A context an entry was rebuilt out of waits in the graveyard for
+ * the same sweep.
+ */
+typedef struct EnforceRel
+{
+	Oid			relid;			/* hash key */
+	dlist_head	triggers;		/* EnforceTrigger.rel_node */
+} EnforceRel;
+
 static HTAB *enforce_cache = NULL;
+static HTAB *enforce_rels = NULL;
 static MemoryContext enforce_cache_cxt = NULL;
+static MemoryContext enforce_graveyard_cxt = NULL;
+static bool enforce_garbage = false;	/* something for enforce_sweep() */
 
 /* Strict writes of the current transaction (in TopTransactionContext). */
 static HTAB *strict_writes = NULL;
@@ -237,23 +257,76 @@ FenceEnforceInit(void)
 
 /*
  * A table's definition or triggers changed: its triggers must be parsed
- * again.  Only marks entries; their memory is freed when one is rebuilt,
- * so a trigger call in progress never loses what it is reading.
+ * again.  Only marks entries (no allocation, no error): enforce_sweep()
+ * frees them when the transaction ends, so a trigger call in progress never
+ * loses what it is reading.
  */
 static void
 enforce_relcache_callback(Datum arg, Oid relid)
 {
+	if (enforce_cache == NULL)
+		return;
+	if (relid == InvalidOid)
+	{
+		HASH_SEQ_STATUS status;
+		EnforceTrigger *et;
+
+		hash_seq_init(&status, enforce_cache);
+		while ((et = hash_seq_search(&status)) != NULL)
+			et->valid = false;
+		enforce_garbage = true;
+	}
+	else
+	{
+		EnforceRel *r = hash_search(enforce_rels, &relid, HASH_FIND, NULL);
+		dlist_iter	iter;
+
+		if (r == NULL)
+			return;
+		dlist_foreach(iter, &r->triggers)
+			dlist_container(EnforceTrigger, rel_node, iter.cur)->valid = false;
+		enforce_garbage = true;
+	}
+}
+
+/*
+ * Free the cache entries invalidated (or never built) in this transaction,
+ * and the contexts entries were rebuilt out of.  Runs at transaction end,
+ * when no trigger call is in progress.
+ */
+static void
+enforce_sweep(void)
+{
 	HASH_SEQ_STATUS status;
 	EnforceTrigger *et;
 
-	if (enforce_cache == NULL)
+	if (!enforce_garbage || enforce_cache == NULL)
 		return;
 	hash_seq_init(&status, enforce_cache);
 	while ((et = hash_seq_search(&status)) != NULL)
 	{
-		if (relid == InvalidOid || et->relid == relid)
-			et->valid = false;
+		if (et->valid)
+			continue;
+		if (et->cxt != NULL)
+			MemoryContextDelete(et->cxt);
+		if (et->linked)
+		{
+			dlist_delete(&et->rel_node);
+			if (!OidIsValid(et->relid))
+				elog(WARNING, "fence: trigger cache entry without a table");
+			else
+			{
+				EnforceRel *r = hash_search(enforce_rels, &et->relid,
+											HASH_FIND, NULL);
+
+				if (r != NULL && dlist_is_empty(&r->triggers))
+					hash_search(enforce_rels, &et->relid, HASH_REMOVE, NULL);
+			}
+		}
+		hash_search(enforce_cache, &et->tgoid, HASH_REMOVE, NULL);
 	}
+	MemoryContextReset(enforce_graveyard_cxt);
+	enforce_garbage = false;
 }
 
 /* ----------------------------------------------------------------
@@ -666,18 +739,28 @@ get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		enforce_cache_cxt = AllocSetContextCreate(TopMemoryContext,
 												  "fence trigger cache",
 												  ALLOCSET_DEFAULT_SIZES);
+		enforce_graveyard_cxt = AllocSetContextCreate(enforce_cache_cxt,
+													  "fence trigger graveyard",
+													  ALLOCSET_SMALL_SIZES);
 		ctl.keysize = sizeof(Oid);
 		ctl.entrysize = sizeof(EnforceTrigger);
 		ctl.hcxt = enforce_cache_cxt;
 		enforce_cache = hash_create("fence trigger cache", 64, &ctl,
 									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(EnforceRel);
+		enforce_rels = hash_create("fence trigger cache tables", 64, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 
 	et = hash_search(enforce_cache, &trigger->tgoid, HASH_ENTER, &found);
 	if (!found)
 	{
 		et->valid = false;
+		et->linked = false;
+		et->relid = InvalidOid;
 		et->cxt = NULL;
+		enforce_garbage = true; /* swept if it is never built */
 	}
 	if (!et->valid || et->natts != RelationGetDescr(rel)->natts)
 	{
@@ -701,7 +784,21 @@ get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		MemoryContextSetParent(cxt, enforce_cache_cxt);
 
 		if (et->cxt != NULL)
-			MemoryContextDelete(et->cxt);
+		{
+			MemoryContextSetParent(et->cxt, enforce_graveyard_cxt);
+			enforce_garbage = true;
+		}
+		if (!et->linked)
+		{
+			Oid			relid = RelationGetRelid(rel);
+			EnforceRel *r = hash_search(enforce_rels, &relid, HASH_ENTER,
+										&found);
+
+			if (!found)
+				dlist_init(&r->triggers);
+			dlist_push_tail(&r->triggers, &et->rel_node);
+			et->linked = true;
+		}
 		et->cxt = cxt;
 		et->cfg = cfg;
 		et->relid = RelationGetRelid(rel);
@@ -1521,6 +1618,7 @@ enforce_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 			forget_strict_writes();
 			move_memo_forget_all();
+			enforce_sweep();
 			FenceStatsAdd(FENCE_STAT_WRITES_ACCEPTED, count_accepted);
 			FenceStatsAdd(FENCE_STAT_WRITES_REJECTED, count_rejected);
 			FenceStatsAdd(FENCE_STAT_WRITES_SKIPPED, count_skipped);
