@@ -831,17 +831,19 @@ datum_to_token(EnforceTrigger *et, Relation rel, Datum value, bool stored)
 		if (stored)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("row of table \"%s\" has a negative fence in column \"%s\": " INT64_FORMAT,
-							RelationGetRelationName(rel), et->cfg.colname, v),
-					 errdetail("Fences are 0 or greater, so this row cannot be compared with a fencing token."),
+					 errmsg("row of table \"%s\" has a negative fence in column \"%s\"",
+							RelationGetRelationName(rel), et->cfg.colname),
+					 errdetail("The row's fence is %lld; fences are 0 or greater, so this row cannot be compared with a fencing token.",
+							   (long long) v),
 					 errhint("Repair the row with the trigger disabled (ALTER TABLE ... DISABLE TRIGGER), and add CHECK (%s >= 0).",
 							 et->cfg.colname)));
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("fencing token cannot be negative: " INT64_FORMAT, v),
-					 errdetail("The write sets fence column \"%s\" of table \"%s\" to a negative value.",
-							   et->cfg.colname, RelationGetRelationName(rel))));
+					 errmsg("fencing token cannot be negative"),
+					 errdetail("The write sets fence column \"%s\" of table \"%s\" to %lld.",
+							   et->cfg.colname, RelationGetRelationName(rel),
+							   (long long) v)));
 	}
 	return (FenceToken) v;
 }
@@ -855,8 +857,10 @@ token_to_datum(EnforceTrigger *et, Relation rel, FenceToken token)
 		if (unlikely(token > PG_INT32_MAX))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("fencing token " INT64_FORMAT " does not fit in integer fence column \"%s\" of table \"%s\"",
-							token, et->cfg.colname, RelationGetRelationName(rel)),
+					 errmsg("fencing token does not fit in integer fence column \"%s\" of table \"%s\"",
+							et->cfg.colname, RelationGetRelationName(rel)),
+					 errdetail("The token is %lld; an integer column holds at most %d.",
+							   (long long) token, PG_INT32_MAX),
 					 errhint("Make the fence column bigint or fence_token.")));
 		return Int32GetDatum((int32) token);
 	}
@@ -1132,22 +1136,39 @@ lease_key_for_row(EnforceTrigger *et, Relation rel, HeapTuple row,
 	return buf;
 }
 
-/* How the write's token came to be, for error details. */
-static const char *
-token_source_text(TokenSource source)
+/*
+ * The errdetail of a stale write (LF001).  One whole sentence per way the
+ * write came by its token, so that each can be translated.
+ */
+static int
+errdetail_stale(TokenSource source, FenceToken token, FenceToken stored)
+{
+	if (source == TOKEN_FROM_COLUMN)
+		return errdetail("The statement sets the fence column to token %lld, and a writer with token %lld has written this row since.",
+						 (long long) token, (long long) stored);
+	return errdetail("The token in effect for this session is %lld, and a writer with token %lld has written this row since.",
+					 (long long) token, (long long) stored);
+}
+
+/* The errdetail of a strict write whose token is not the lease's (LF002). */
+static int
+errdetail_not_held(TokenSource source, FenceToken token,
+				   FenceLeaseStatus status)
 {
 	switch (source)
 	{
 		case TOKEN_FROM_COLUMN:
-			return "the value the statement set in the fence column";
-		case TOKEN_IN_EFFECT:
-			return "the token in effect for this session";
+			return errdetail("The statement sets the fence column to token %lld, whose status for this lease is \"%s\".",
+							 (long long) token, FenceLeaseStatusName(status));
 		case TOKEN_GIVEN:
-			return "the value given for the fence column";
+			return errdetail("The row gives the fence column token %lld, whose status for this lease is \"%s\".",
+							 (long long) token, FenceLeaseStatusName(status));
+		case TOKEN_IN_EFFECT:
 		case TOKEN_NONE:
 			break;
 	}
-	return "none";
+	return errdetail("The token in effect for this session is %lld, whose status for this lease is \"%s\".",
+					 (long long) token, FenceLeaseStatusName(status));
 }
 
 /*
@@ -1478,11 +1499,9 @@ fence_enforce(PG_FUNCTION_ARGS)
 			count_rejected++;
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_STALE_TOKEN),
-					 errmsg("stale fencing token " INT64_FORMAT " for table \"%s\": the row's fence is " INT64_FORMAT,
-							token, RelationGetRelationName(rel), stored),
-					 errdetail("The %s carries token " INT64_FORMAT " (%s); a writer with token " INT64_FORMAT " has written this row since.",
-							   is_update ? "UPDATE" : "DELETE", token,
-							   token_source_text(source), stored),
+					 errmsg("stale fencing token for table \"%s\"",
+							RelationGetRelationName(rel)),
+					 errdetail_stale(source, token, stored),
 					 errhint("A newer holder has taken over this lease; stop, and take the lease again before retrying.")));
 		}
 	}
@@ -1519,11 +1538,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 					 errmsg("write to table \"%s\" rejected: lease \"%.*s\" is not held by the write's token",
 							RelationGetRelationName(rel), keylen, key),
-					 errdetail("The %s carries token " INT64_FORMAT " (%s), whose status for this lease is \"%s\"; table \"%s\" is protected in strict mode.",
-							   is_insert ? "INSERT" : is_update ? "UPDATE" : "DELETE",
-							   token, token_source_text(source),
-							   FenceLeaseStatusName(status),
-							   RelationGetRelationName(rel)),
+					 errdetail_not_held(source, token, status),
 					 errhint("Stop, and take the lease again before retrying.")));
 		}
 	}
@@ -1581,8 +1596,8 @@ check_strict_writes(void)
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 					 errmsg("cannot commit: lease \"%.*s\" was lost after this transaction wrote under it",
 							w->k.keylen, w->k.key),
-					 errdetail("This transaction wrote rows of table \"%s\" in strict mode with token " INT64_FORMAT ", whose status is now \"%s\".",
-							   relname ? relname : "?", w->k.token,
+					 errdetail("This transaction wrote rows of table \"%s\" in strict mode with token %lld, whose status is now \"%s\".",
+							   relname ? relname : "?", (long long) w->k.token,
 							   FenceLeaseStatusName(st)),
 					 errhint("The transaction is rolled back.  Take the lease again before retrying.")));
 		}
@@ -1694,7 +1709,7 @@ qualified_relname(Oid relid)
  * too, with a message about internal or child triggers.)
  */
 static void
-refuse_child_trigger(Oid relid, const char *action)
+refuse_child_trigger(Oid relid, bool protect)
 {
 	Relation	tgrel;
 	ScanKeyData key[2];
@@ -1727,13 +1742,24 @@ refuse_child_trigger(Oid relid, const char *action)
 	table_close(tgrel, AccessShareLock);
 
 	if (OidIsValid(parent_trigger))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("cannot %s partition \"%s\": it is protected by the trigger of \"%s\"",
-						action, get_rel_name(relid),
-						OidIsValid(parent_rel) ? get_rel_name(parent_rel) : "?"),
-				 errhint("Call fence_protect() or fence_unprotect() on \"%s\", which covers all its partitions.",
-						 OidIsValid(parent_rel) ? get_rel_name(parent_rel) : "?")));
+	{
+		char	   *parent = OidIsValid(parent_rel) ? get_rel_name(parent_rel) : "?";
+
+		if (protect)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("cannot protect partition \"%s\": it is protected by the trigger of \"%s\"",
+							get_rel_name(relid), parent),
+					 errhint("Call fence_protect() on \"%s\", which covers all its partitions.",
+							 parent)));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("cannot unprotect partition \"%s\": it is protected by the trigger of \"%s\"",
+							get_rel_name(relid), parent),
+					 errhint("Call fence_unprotect() on \"%s\", which covers all its partitions.",
+							 parent)));
+	}
 }
 
 /* Fail with 22023 when a fence_protect argument is NULL. */
@@ -1823,7 +1849,7 @@ fence_protect(PG_FUNCTION_ARGS)
 	rel = relation_open(relid, ShareRowExclusiveLock);
 	parse_trigger_args(rel, nargs, args, &cfg);
 	relation_close(rel, NoLock);
-	refuse_child_trigger(relid, "protect");
+	refuse_child_trigger(relid, true);
 
 	nspoid = FenceExtensionSchema();
 	if (!OidIsValid(nspoid))
@@ -1884,7 +1910,7 @@ fence_unprotect(PG_FUNCTION_ARGS)
 					   get_rel_name(relid));
 	if (!OidIsValid(get_trigger_oid(relid, FENCE_TRIGGER_NAME, true)))
 		PG_RETURN_BOOL(false);
-	refuse_child_trigger(relid, "unprotect");
+	refuse_child_trigger(relid, false);
 
 	initStringInfo(&cmd);
 	appendStringInfo(&cmd, "DROP TRIGGER %s ON %s",
