@@ -159,6 +159,12 @@ UPDATE enf_wp SET region = 'eu' WHERE id = 2 RETURNING tableoid::regclass, *;
 -- ... and with require_token it is refused.
 SELECT fence_protect('enf_wp', require_token => true);
 UPDATE enf_wp SET region = 'us' WHERE id = 2;
+-- strict: a move without a token (an operator's fix) is no strict write,
+-- in any of its three parts: the INSERT half does not take the fence the
+-- row carries over for a token of its own.
+SELECT fence_protect('enf_wp', lease => 'enfw:moves', strict => true);
+UPDATE enf_wp SET region = 'us' WHERE id = 2 RETURNING tableoid::regclass, *;
+SELECT fence_protect('enf_wp', require_token => true);
 SELECT tableoid::regclass, * FROM enf_wp ORDER BY id;
 
 -- The memo that hands the UPDATE's decision to the halves of a move lasts
