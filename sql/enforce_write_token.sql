@@ -167,6 +167,32 @@ UPDATE enf_wp SET region = 'us' WHERE id = 2 RETURNING tableoid::regclass, *;
 SELECT fence_protect('enf_wp', require_token => true);
 SELECT tableoid::regclass, * FROM enf_wp ORDER BY id;
 
+-- The halves carry the UPDATE's decision also when BEFORE triggers that
+-- fire between them write to other tables (each such write is a command
+-- of its own).
+CREATE TABLE enf_audit (op text);
+CREATE FUNCTION enf_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO enf_audit VALUES (TG_OP);
+  IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER a_audit BEFORE INSERT OR DELETE ON enf_wp FOR EACH ROW EXECUTE FUNCTION enf_audit();
+BEGIN;
+SELECT fence_use_token(15);
+UPDATE enf_wp SET region = 'eu', fence = 30 WHERE id = 3 RETURNING tableoid::regclass, *;
+SELECT fence_use_token(29);
+UPDATE enf_wp SET v = 'twenty-nine' WHERE id = 3;
+ROLLBACK;
+BEGIN;
+SELECT fence_use_token(5);
+UPDATE enf_wp SET region = 'eu', fence = 30 WHERE id = 3 RETURNING tableoid::regclass, *;
+SELECT op, count(*) FROM enf_audit GROUP BY op ORDER BY op;
+ROLLBACK;
+DROP TRIGGER a_audit ON enf_wp;
+DROP FUNCTION enf_audit();
+DROP TABLE enf_audit;
+
 -- The memo that hands the UPDATE's decision to the halves of a move lasts
 -- one row of one command.  Only a BEFORE trigger firing after the fence
 -- trigger could veto an UPDATE the fence trigger accepted, and leave a memo

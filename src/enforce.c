@@ -42,6 +42,7 @@
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/ilist.h"
 #include "lib/stringinfo.h"
@@ -200,12 +201,15 @@ static FenceLeaseStamp strict_last_stamp;
  * token of their own (the token in effect may differ from the one the
  * statement set, and the INSERT would take the token in effect over the
  * value given).  So each UPDATE of a partition's row leaves a memo, which
- * the DELETE of the same row version in the same command takes, and the
- * INSERT that follows in that command takes from it.  A memo is one per
- * trigger name (a partition's trigger and its clones share the name), and
- * is only ever used in the command that made it: a memo left behind by an
- * UPDATE that did not happen (a later BEFORE trigger vetoed it) cannot
- * reach a DELETE of a later statement.
+ * the DELETE of the same row version in the same statement takes, and the
+ * INSERT that follows in that statement takes from it.  A memo is one per
+ * trigger name (a partition's trigger and its clones share the name) and
+ * executor nesting level, and is forgotten when the executor run that made
+ * it returns: a memo left behind by an UPDATE that did not happen (a later
+ * BEFORE trigger vetoed it) cannot reach a DELETE of a later statement, and
+ * statements that other BEFORE triggers run between the halves (an audit
+ * trigger's INSERT) run one level deeper and neither see nor end it.  (The
+ * command counter would not do: each of those statements advances it.)
  */
 typedef enum MoveStage
 {
@@ -218,15 +222,19 @@ typedef struct MoveMemo
 {
 	MoveStage	stage;
 	NameData	tgname;
+	int			depth;			/* exec_depth when made */
 	Oid			relid;			/* the old partition */
 	ItemPointerData tid;		/* the old row version */
-	CommandId	cid;
 	bool		has_token;
 	FenceToken	token;
 } MoveMemo;
 
 #define MOVE_MEMO_SLOTS 4
 static MoveMemo move_memo[MOVE_MEMO_SLOTS];
+
+/* How many ExecutorRun calls this backend is inside of. */
+static int	exec_depth = 0;
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 
 /*
  * Row counts for fence_stats, kept here and added to the shared counters
@@ -237,6 +245,13 @@ static uint64 count_rejected = 0;
 static uint64 count_skipped = 0;
 
 static void enforce_relcache_callback(Datum arg, Oid relid);
+#if PG_VERSION_NUM >= 180000
+static void enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
+								uint64 count);
+#else
+static void enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
+								uint64 count, bool execute_once);
+#endif
 static void enforce_xact_callback(XactEvent event, void *arg);
 static void enforce_subxact_callback(SubXactEvent event,
 									 SubTransactionId mySubid,
@@ -253,6 +268,57 @@ FenceEnforceInit(void)
 	CacheRegisterRelcacheCallback(enforce_relcache_callback, (Datum) 0);
 	RegisterXactCallback(enforce_xact_callback, NULL);
 	RegisterSubXactCallback(enforce_subxact_callback, NULL);
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = enforce_ExecutorRun;
+}
+
+/* An executor run returns or fails: forget the memos made in it. */
+static void
+move_memo_leave_level(void)
+{
+	for (int i = 0; i < MOVE_MEMO_SLOTS; i++)
+	{
+		if (move_memo[i].depth >= exec_depth)
+			move_memo[i].stage = MOVE_FREE;
+	}
+	exec_depth--;
+}
+
+/*
+ * Counts executor nesting, for the move memos: when a run returns (or
+ * fails), the memos made at its level are forgotten.
+ */
+static void
+#if PG_VERSION_NUM >= 180000
+enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
+					uint64 count)
+#else
+enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
+					uint64 count, bool execute_once)
+#endif
+{
+	exec_depth++;
+	PG_TRY();
+	{
+#if PG_VERSION_NUM >= 180000
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count);
+		else
+			standard_ExecutorRun(queryDesc, direction, count);
+#else
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count, execute_once);
+		else
+			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+#endif
+	}
+	PG_CATCH();
+	{
+		move_memo_leave_level();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	move_memo_leave_level();
 }
 
 /*
@@ -1235,13 +1301,14 @@ forget_strict_writes(void)
 	strict_last_valid = false;
 }
 
-/* This trigger name's move memo, or NULL. */
+/* This trigger name's move memo at this executor level, or NULL. */
 static MoveMemo *
 move_memo_find(const char *tgname)
 {
 	for (int i = 0; i < MOVE_MEMO_SLOTS; i++)
 	{
 		if (move_memo[i].stage != MOVE_FREE &&
+			move_memo[i].depth == exec_depth &&
 			strcmp(NameStr(move_memo[i].tgname), tgname) == 0)
 			return &move_memo[i];
 	}
@@ -1250,29 +1317,28 @@ move_memo_find(const char *tgname)
 
 /*
  * The UPDATE half of a possible move was accepted: remember its decision.
- * A slot of an earlier command is free for the taking; if all four are of
- * this command (four fence triggers on one partition), the first is
- * reused, and its move falls back to the halves' own rule.
+ * Four slots are plenty (a slot is in use from a row's UPDATE to its
+ * INSERT, per trigger name and executor level); should they all be taken,
+ * the first is reused, and its move falls back to the halves' own rule.
  */
 static void
 move_memo_set(const char *tgname, Oid relid, ItemPointer tid,
 			  bool has_token, FenceToken token)
 {
-	CommandId	cid = GetCurrentCommandId(false);
 	MoveMemo   *m = move_memo_find(tgname);
 
 	for (int i = 0; m == NULL && i < MOVE_MEMO_SLOTS; i++)
 	{
-		if (move_memo[i].stage == MOVE_FREE || move_memo[i].cid != cid)
+		if (move_memo[i].stage == MOVE_FREE)
 			m = &move_memo[i];
 	}
 	if (m == NULL)
 		m = &move_memo[0];
 	m->stage = MOVE_UPDATED;
 	namestrcpy(&m->tgname, tgname);
+	m->depth = exec_depth;
 	m->relid = relid;
 	m->tid = *tid;
-	m->cid = cid;
 	m->has_token = has_token;
 	m->token = token;
 }
@@ -1365,24 +1431,21 @@ fence_enforce(PG_FUNCTION_ARGS)
 	memo = move_memo_find(trigdata->tg_trigger->tgname);
 	if (memo != NULL)
 	{
-		if (memo->cid == GetCurrentCommandId(false))
+		if (!is_insert && !is_update && memo->stage == MOVE_UPDATED &&
+			memo->relid == RelationGetRelid(rel) &&
+			ItemPointerEquals(&memo->tid, &oldrow->t_self))
 		{
-			if (!is_insert && !is_update && memo->stage == MOVE_UPDATED &&
-				memo->relid == RelationGetRelid(rel) &&
-				ItemPointerEquals(&memo->tid, &oldrow->t_self))
-			{
-				memo->stage = MOVE_DELETED;
-				return PointerGetDatum(oldrow);
-			}
-			if (is_insert && memo->stage == MOVE_DELETED &&
-				rel->rd_rel->relispartition)
-			{
-				memo->stage = MOVE_FREE;
-				if (!memo->has_token)
-					return PointerGetDatum(newrow);
-				return PointerGetDatum(stamp_row(et, rel, newrow,
-												 token_to_datum(et, rel, memo->token)));
-			}
+			memo->stage = MOVE_DELETED;
+			return PointerGetDatum(oldrow);
+		}
+		if (is_insert && memo->stage == MOVE_DELETED &&
+			rel->rd_rel->relispartition)
+		{
+			memo->stage = MOVE_FREE;
+			if (!memo->has_token)
+				return PointerGetDatum(newrow);
+			return PointerGetDatum(stamp_row(et, rel, newrow,
+											 token_to_datum(et, rel, memo->token)));
 		}
 		memo->stage = MOVE_FREE;
 	}
