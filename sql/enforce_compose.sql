@@ -142,5 +142,13 @@ CREATE TRIGGER zz_fence_enforce_2 BEFORE INSERT OR UPDATE OR DELETE ON enf_o
   FOR EACH ROW EXECUTE FUNCTION fence_enforce('fence2');
 SELECT fence_protect('enf_o');
 UPDATE enf_o SET v = 'two fences', fence = 35, fence2 = 1 WHERE id = 1 RETURNING *;
+-- fence_protect on a partitioned table looks at its partitions too.
+CREATE TABLE enf_op (id int, region text, v text, fence bigint) PARTITION BY LIST (region);
+CREATE TABLE enf_op_eu PARTITION OF enf_op FOR VALUES IN ('eu');
+CREATE TRIGGER "~audit" BEFORE DELETE ON enf_op_eu FOR EACH ROW EXECUTE FUNCTION enf_note();
+SELECT fence_protect('enf_op');
+SELECT count(*) AS fence_triggers FROM pg_trigger WHERE tgname = 'zz_fence_enforce'
+  AND tgrelid IN ('enf_op'::regclass, 'enf_op_eu'::regclass);
+DROP TABLE enf_op;
 DROP TABLE enf_o;
 DROP FUNCTION enf_note();
