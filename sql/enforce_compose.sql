@@ -91,11 +91,11 @@ SELECT * FROM enf_mg ORDER BY id;
 DROP TABLE enf_mg;
 
 -- Beside other BEFORE triggers.  Row triggers of one kind fire in the order
--- of their names; fence_protect's is named zz_fence_enforce so that it
--- fires after the usual ones and checks the row they leave.  Here a_touch
--- sets the fence column to NULL behind the statement's back on rows it
--- marks; the statement carries no token, so the fence trigger keeps the
--- stored fence.  zzz_late fires after the check and sees what is written.
+-- of their names (byte order); fence_protect's is named zz_fence_enforce so
+-- that it fires after the usual ones and checks the row they leave.  Here
+-- a_touch sets the fence column to NULL behind the statement's back on rows
+-- it marks; the statement carries no token, so the fence trigger keeps the
+-- stored fence.  The AFTER trigger sees what is written.
 CREATE TABLE enf_o (id int PRIMARY KEY, v text, fence bigint);
 INSERT INTO enf_o VALUES (1, 'a', 32);
 CREATE FUNCTION enf_note() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -103,17 +103,52 @@ BEGIN
   IF TG_NAME = 'a_touch' AND NEW.v = 'touch' THEN
     NEW.fence := NULL;
   END IF;
+  IF TG_NAME = '~undo' AND NEW.v = 'undo' THEN
+    NEW.fence := OLD.fence;
+  END IF;
   RAISE NOTICE '% % sees v=%, fence=%', TG_WHEN, TG_NAME, NEW.v, coalesce(NEW.fence::text, 'NULL');
   RETURN NEW;
 END $$;
 CREATE TRIGGER a_touch BEFORE UPDATE ON enf_o FOR EACH ROW EXECUTE FUNCTION enf_note();
-CREATE TRIGGER zzz_late BEFORE UPDATE ON enf_o FOR EACH ROW EXECUTE FUNCTION enf_note();
 CREATE TRIGGER after_note AFTER UPDATE ON enf_o FOR EACH ROW EXECUTE FUNCTION enf_note();
 SELECT fence_protect('enf_o');
-SELECT tgname FROM pg_trigger WHERE tgrelid = 'enf_o'::regclass ORDER BY tgname COLLATE "C";
 UPDATE enf_o SET v = 'touch' RETURNING *;
 UPDATE enf_o SET v = 'w', fence = 33 RETURNING *;
 UPDATE enf_o SET v = 'stale', fence = 31;
 \echo :LAST_ERROR_SQLSTATE
+-- A BEFORE trigger whose name sorts after the fence trigger's ("~" and
+-- non-ASCII names sort after "z") would fire after the check and could undo
+-- the stamp: here it puts the old fence back, so a writer with token 33
+-- would pass on a row a writer with 34 wrote.  fence_protect refuses such a
+-- table, and a table that gets one later refuses writes until it is renamed.
+CREATE TRIGGER "~undo" BEFORE UPDATE ON enf_o FOR EACH ROW EXECUTE FUNCTION enf_note();
+UPDATE enf_o SET v = 'undo', fence = 34;
+UPDATE enf_o SET v = 'stale', fence = 33 RETURNING *;
+SELECT fence_protect('enf_o');
+ALTER TRIGGER "~undo" ON enf_o RENAME TO undo;
+UPDATE enf_o SET v = 'undo', fence = 34 RETURNING *;
+-- A disabled one does not fire, and is no obstacle; enabled again, it is.
+CREATE TRIGGER "änderungen" BEFORE INSERT ON enf_o FOR EACH ROW EXECUTE FUNCTION enf_note();
+ALTER TABLE enf_o DISABLE TRIGGER "änderungen";
+SELECT fence_protect('enf_o');
+INSERT INTO enf_o VALUES (2, 'b', 0) RETURNING *;
+ALTER TABLE enf_o ENABLE TRIGGER "änderungen";
+INSERT INTO enf_o VALUES (3, 'c', 0);
+SELECT fence_protect('enf_o');
+DROP TRIGGER "änderungen" ON enf_o;
+-- A second fence trigger (another column) may sort after it.
+ALTER TABLE enf_o ADD COLUMN fence2 bigint;
+CREATE TRIGGER zz_fence_enforce_2 BEFORE INSERT OR UPDATE OR DELETE ON enf_o
+  FOR EACH ROW EXECUTE FUNCTION fence_enforce('fence2');
+SELECT fence_protect('enf_o');
+UPDATE enf_o SET v = 'two fences', fence = 35, fence2 = 1 WHERE id = 1 RETURNING *;
+-- fence_protect on a partitioned table looks at its partitions too.
+CREATE TABLE enf_op (id int, region text, v text, fence bigint) PARTITION BY LIST (region);
+CREATE TABLE enf_op_eu PARTITION OF enf_op FOR VALUES IN ('eu');
+CREATE TRIGGER "~audit" BEFORE DELETE ON enf_op_eu FOR EACH ROW EXECUTE FUNCTION enf_note();
+SELECT fence_protect('enf_op');
+SELECT count(*) AS fence_triggers FROM pg_trigger WHERE tgname = 'zz_fence_enforce'
+  AND tgrelid IN ('enf_op'::regclass, 'enf_op_eu'::regclass);
+DROP TABLE enf_op;
 DROP TABLE enf_o;
 DROP FUNCTION enf_note();

@@ -10,10 +10,9 @@
  * lease still has its old token in effect, and the storage rejects it.  Per
  * row:
  *
- *	T, the write's token: for UPDATE, the new value of the fence column if
- *	the statement set it (tg_updatedcols), else the token in effect; for
- *	INSERT, the token in effect, else the value given; for DELETE, the token
- *	in effect.  UPDATE and DELETE with T below the row's stored fence are
+ *	T, the write's token (the rule is spelled out where fence_enforce()
+ *	works it out, and the halves of a partition move in MoveMemo's comment).
+ *	UPDATE and DELETE with T below the row's stored fence are
  *	stale: LF001, or the row is left out with on_stale=skip.  Otherwise the
  *	row is stamped with T.  No token: allowed unless require_token (LF003).
  *	strict: T must also be the current live token of the trigger's lease
@@ -39,22 +38,30 @@
 #include "catalog/namespace.h"
 #include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
+#include "lib/ilist.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/datetime.h"
 #include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
 #include "fence.h"
 
@@ -74,7 +81,11 @@ typedef enum LeasePartKind
 	LEASE_PART_INT4,			/* integer column: likewise */
 	LEASE_PART_INT8,			/* bigint column: likewise */
 	LEASE_PART_TEXT,			/* text or varchar column: its bytes */
-	LEASE_PART_OTHER			/* any other type: its output function */
+	LEASE_PART_DATE,			/* date: ISO, whatever DateStyle says */
+	LEASE_PART_TIMESTAMP,		/* timestamp: likewise */
+	LEASE_PART_TIMESTAMPTZ,		/* timestamptz: likewise, and in UTC */
+	LEASE_PART_OTHER			/* a type whose output function depends on
+								 * no setting (see placeholder_kind) */
 } LeasePartKind;
 
 typedef struct LeasePart
@@ -108,6 +119,8 @@ typedef struct EnforceTrigger
 {
 	Oid			tgoid;			/* hash key: pg_trigger OID */
 	bool		valid;			/* false after a relcache invalidation */
+	bool		linked;			/* in its table's list (rel_node) */
+	dlist_node	rel_node;
 	Oid			relid;
 	MemoryContext cxt;			/* everything below lives here */
 	EnforceConfig cfg;
@@ -122,8 +135,7 @@ typedef enum TokenSource
 	TOKEN_NONE,
 	TOKEN_FROM_COLUMN,			/* UPDATE set the fence column */
 	TOKEN_IN_EFFECT,			/* the session's token in effect */
-	TOKEN_GIVEN,				/* INSERT gave the fence column a value */
-	TOKEN_FROM_MOVE				/* the UPDATE half of a partition move */
+	TOKEN_GIVEN					/* INSERT gave the fence column a value */
 } TokenSource;
 
 /*
@@ -147,9 +159,26 @@ typedef struct StrictWrite
 /* The trigger name fence_protect() uses: sorts after other BEFORE triggers. */
 #define FENCE_TRIGGER_NAME "zz_fence_enforce"
 
-/* Per-trigger cache, in TopMemoryContext; entries are never removed. */
+/*
+ * Per-trigger cache, in TopMemoryContext.  enforce_rels lists each table's
+ * entries, so that an invalidation finds them without a scan of the whole
+ * cache.  An invalidated entry stays (a trigger call may be reading it)
+ * until the transaction ends, when enforce_sweep() frees it: a dropped
+ * trigger leaves nothing behind, and a live one is parsed again at its next
+ * write.  A context an entry was rebuilt out of waits in the graveyard for
+ * the same sweep.
+ */
+typedef struct EnforceRel
+{
+	Oid			relid;			/* hash key */
+	dlist_head	triggers;		/* EnforceTrigger.rel_node */
+} EnforceRel;
+
 static HTAB *enforce_cache = NULL;
+static HTAB *enforce_rels = NULL;
 static MemoryContext enforce_cache_cxt = NULL;
+static MemoryContext enforce_graveyard_cxt = NULL;
+static bool enforce_garbage = false;	/* something for enforce_sweep() */
 
 /* Strict writes of the current transaction (in TopTransactionContext). */
 static HTAB *strict_writes = NULL;
@@ -165,18 +194,47 @@ static StrictKey strict_last;
 static FenceLeaseStamp strict_last_stamp;
 
 /*
- * An UPDATE that moves a row to another partition runs as a DELETE from the
- * old partition (firing its BEFORE DELETE triggers) and an INSERT into the
- * new one.  The DELETE half must carry the token the UPDATE half carried
- * even when that came from the statement's SET, not from the session.
+ * An UPDATE that moves a row to another partition runs as three row writes,
+ * each firing this trigger: the UPDATE on the old partition, then a DELETE
+ * there and an INSERT into the new one.  The UPDATE decides (its token, its
+ * checks); the two halves must carry exactly that decision, not work out a
+ * token of their own (the token in effect may differ from the one the
+ * statement set, and the INSERT would take the token in effect over the
+ * value given).  So each UPDATE of a partition's row leaves a memo, which
+ * the DELETE of the same row version in the same statement takes, and the
+ * INSERT that follows in that statement takes from it.  A memo is one per
+ * trigger name (a partition's trigger and its clones share the name) and
+ * executor nesting level, and is forgotten when the executor run that made
+ * it returns: a memo left behind by an UPDATE that did not happen (a later
+ * BEFORE trigger vetoed it) cannot reach a DELETE of a later statement, and
+ * statements that other BEFORE triggers run between the halves (an audit
+ * trigger's INSERT) run one level deeper and neither see nor end it.  (The
+ * command counter would not do: each of those statements advances it.)
  */
-static struct
+typedef enum MoveStage
 {
-	bool		valid;
-	Oid			relid;
-	ItemPointerData tid;
+	MOVE_FREE,					/* slot unused */
+	MOVE_UPDATED,				/* the UPDATE half accepted the row */
+	MOVE_DELETED				/* the DELETE half passed; INSERT next */
+} MoveStage;
+
+typedef struct MoveMemo
+{
+	MoveStage	stage;
+	NameData	tgname;
+	int			depth;			/* exec_depth when made */
+	Oid			relid;			/* the old partition */
+	ItemPointerData tid;		/* the old row version */
+	bool		has_token;
 	FenceToken	token;
-}			move_memo;
+} MoveMemo;
+
+#define MOVE_MEMO_SLOTS 4
+static MoveMemo move_memo[MOVE_MEMO_SLOTS];
+
+/* How many ExecutorRun calls this backend is inside of. */
+static int	exec_depth = 0;
+static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 
 /*
  * Row counts for fence_stats, kept here and added to the shared counters
@@ -187,6 +245,13 @@ static uint64 count_rejected = 0;
 static uint64 count_skipped = 0;
 
 static void enforce_relcache_callback(Datum arg, Oid relid);
+#if PG_VERSION_NUM >= 180000
+static void enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
+								uint64 count);
+#else
+static void enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
+								uint64 count, bool execute_once);
+#endif
 static void enforce_xact_callback(XactEvent event, void *arg);
 static void enforce_subxact_callback(SubXactEvent event,
 									 SubTransactionId mySubid,
@@ -203,27 +268,131 @@ FenceEnforceInit(void)
 	CacheRegisterRelcacheCallback(enforce_relcache_callback, (Datum) 0);
 	RegisterXactCallback(enforce_xact_callback, NULL);
 	RegisterSubXactCallback(enforce_subxact_callback, NULL);
+	prev_ExecutorRun = ExecutorRun_hook;
+	ExecutorRun_hook = enforce_ExecutorRun;
+}
+
+/* An executor run returns or fails: forget the memos made in it. */
+static void
+move_memo_leave_level(void)
+{
+	for (int i = 0; i < MOVE_MEMO_SLOTS; i++)
+	{
+		if (move_memo[i].depth >= exec_depth)
+			move_memo[i].stage = MOVE_FREE;
+	}
+	exec_depth--;
+}
+
+/*
+ * Counts executor nesting, for the move memos: when a run returns (or
+ * fails), the memos made at its level are forgotten.
+ */
+static void
+#if PG_VERSION_NUM >= 180000
+enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
+					uint64 count)
+#else
+enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
+					uint64 count, bool execute_once)
+#endif
+{
+	exec_depth++;
+	PG_TRY();
+	{
+#if PG_VERSION_NUM >= 180000
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count);
+		else
+			standard_ExecutorRun(queryDesc, direction, count);
+#else
+		if (prev_ExecutorRun)
+			prev_ExecutorRun(queryDesc, direction, count, execute_once);
+		else
+			standard_ExecutorRun(queryDesc, direction, count, execute_once);
+#endif
+	}
+	PG_CATCH();
+	{
+		move_memo_leave_level();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	move_memo_leave_level();
 }
 
 /*
  * A table's definition or triggers changed: its triggers must be parsed
- * again.  Only marks entries; their memory is freed when one is rebuilt,
- * so a trigger call in progress never loses what it is reading.
+ * again.  Only marks entries (no allocation, no error): enforce_sweep()
+ * frees them when the transaction ends, so a trigger call in progress never
+ * loses what it is reading.
  */
 static void
 enforce_relcache_callback(Datum arg, Oid relid)
 {
+	if (enforce_cache == NULL)
+		return;
+	if (relid == InvalidOid)
+	{
+		HASH_SEQ_STATUS status;
+		EnforceTrigger *et;
+
+		hash_seq_init(&status, enforce_cache);
+		while ((et = hash_seq_search(&status)) != NULL)
+			et->valid = false;
+		enforce_garbage = true;
+	}
+	else
+	{
+		EnforceRel *r = hash_search(enforce_rels, &relid, HASH_FIND, NULL);
+		dlist_iter	iter;
+
+		if (r == NULL)
+			return;
+		dlist_foreach(iter, &r->triggers)
+			dlist_container(EnforceTrigger, rel_node, iter.cur)->valid = false;
+		enforce_garbage = true;
+	}
+}
+
+/*
+ * Free the cache entries invalidated (or never built) in this transaction,
+ * and the contexts entries were rebuilt out of.  Runs at transaction end,
+ * when no trigger call is in progress.
+ */
+static void
+enforce_sweep(void)
+{
 	HASH_SEQ_STATUS status;
 	EnforceTrigger *et;
 
-	if (enforce_cache == NULL)
+	if (!enforce_garbage || enforce_cache == NULL)
 		return;
 	hash_seq_init(&status, enforce_cache);
 	while ((et = hash_seq_search(&status)) != NULL)
 	{
-		if (relid == InvalidOid || et->relid == relid)
-			et->valid = false;
+		if (et->valid)
+			continue;
+		if (et->cxt != NULL)
+			MemoryContextDelete(et->cxt);
+		if (et->linked)
+		{
+			dlist_delete(&et->rel_node);
+			if (!OidIsValid(et->relid))
+				elog(WARNING, "fence: trigger cache entry without a table");
+			else
+			{
+				EnforceRel *r = hash_search(enforce_rels, &et->relid,
+											HASH_FIND, NULL);
+
+				if (r != NULL && dlist_is_empty(&r->triggers))
+					hash_search(enforce_rels, &et->relid, HASH_REMOVE, NULL);
+			}
+		}
+		hash_search(enforce_cache, &et->tgoid, HASH_REMOVE, NULL);
 	}
+	MemoryContextReset(enforce_graveyard_cxt);
+	enforce_garbage = false;
 }
 
 /* ----------------------------------------------------------------
@@ -261,6 +430,55 @@ option_bool(Relation rel, const char *name, const char *value)
 				 errhint("Write \"%s\" alone, or \"%s=true\" or \"%s=false\".",
 						 name, name, name)));
 	return result;
+}
+
+/*
+ * How a {column} of this type is rendered into a lease name, or
+ * LEASE_PART_LITERAL if it cannot be rendered the same in every session.
+ * A row must name the same lease whoever writes it: a lease name must not
+ * depend on TimeZone, DateStyle, IntervalStyle, extra_float_digits,
+ * lc_monetary or bytea_output.  Integers and text are rendered here; date
+ * and time types here too, in ISO form and in UTC, which is what their
+ * output functions print under DateStyle ISO and TimeZone UTC; the few
+ * other types whose output functions read no setting go through them.
+ * Anything else (floats, intervals, money, bytea, times, arrays, records,
+ * other extensions' types) is refused.
+ */
+static LeasePartKind
+placeholder_kind(Oid typid)
+{
+	Oid			basetype = getBaseType(typid);
+
+	switch (basetype)
+	{
+		case INT2OID:
+			return LEASE_PART_INT2;
+		case INT4OID:
+			return LEASE_PART_INT4;
+		case INT8OID:
+			return LEASE_PART_INT8;
+		case TEXTOID:
+		case VARCHAROID:
+			return LEASE_PART_TEXT;
+		case DATEOID:
+			return LEASE_PART_DATE;
+		case TIMESTAMPOID:
+			return LEASE_PART_TIMESTAMP;
+		case TIMESTAMPTZOID:
+			return LEASE_PART_TIMESTAMPTZ;
+		case BPCHAROID:
+		case NAMEOID:
+		case CHAROID:
+		case BOOLOID:
+		case NUMERICOID:
+		case OIDOID:
+		case UUIDOID:
+			return LEASE_PART_OTHER;
+		default:
+			if (type_is_enum(basetype))
+				return LEASE_PART_OTHER;
+			return LEASE_PART_LITERAL;
+	}
 }
 
 /*
@@ -363,35 +581,33 @@ parse_lease_name(Relation rel, EnforceConfig *cfg)
 								cfg->lease, relname, colname),
 						 errdetail("The trigger sets the fence column; the lease name must come from other columns.")));
 			attr = TupleDescAttr(tupdesc, attnum - 1);
+			if (attr->attgenerated != '\0')
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+						 errmsg("column \"%s\" named in lease name \"%s\" of table \"%s\" is a generated column",
+								colname, cfg->lease, relname),
+						 errdetail("Generated columns are computed after BEFORE triggers run, so the fence trigger cannot see their new value."),
+						 errhint("Name a column the writer sets, or one a BEFORE trigger that fires before the fence trigger fills in.")));
 			part = &cfg->parts[cfg->nparts++];
 			part->text = colname;
 			part->attnum = attnum;
-			switch (attr->atttypid)
+			part->kind = placeholder_kind(attr->atttypid);
+			if (part->kind == LEASE_PART_OTHER)
 			{
-				case INT2OID:
-					part->kind = LEASE_PART_INT2;
-					break;
-				case INT4OID:
-					part->kind = LEASE_PART_INT4;
-					break;
-				case INT8OID:
-					part->kind = LEASE_PART_INT8;
-					break;
-				case TEXTOID:
-				case VARCHAROID:
-					part->kind = LEASE_PART_TEXT;
-					break;
-				default:
-					{
-						Oid			outfunc;
-						bool		isvarlena;
+				Oid			outfunc;
+				bool		isvarlena;
 
-						part->kind = LEASE_PART_OTHER;
-						getTypeOutputInfo(attr->atttypid, &outfunc, &isvarlena);
-						fmgr_info_cxt(outfunc, &part->outfunc, CurrentMemoryContext);
-					}
-					break;
+				getTypeOutputInfo(attr->atttypid, &outfunc, &isvarlena);
+				fmgr_info_cxt(outfunc, &part->outfunc, CurrentMemoryContext);
 			}
+			else if (part->kind == LEASE_PART_LITERAL)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("column \"%s\" named in lease name \"%s\" of table \"%s\" has type %s",
+								colname, cfg->lease, relname,
+								format_type_be(attr->atttypid)),
+						 errdetail("A row must name the same lease in every session, and the text form of this type is not known to be independent of session settings."),
+						 errhint("Use a column of an integer, text, character, name, boolean, numeric, oid, uuid, enum, date, timestamp or timestamptz type (or a domain over one).")));
 			cfg->lease_has_columns = true;
 			p = end + 1;
 		}
@@ -530,6 +746,43 @@ parse_trigger_args(Relation rel, int nargs, char **args, EnforceConfig *cfg)
 						 relname)));
 }
 
+/*
+ * BEFORE row triggers fire in the byte order of their names.  One that
+ * fires after a fence trigger, on an event the fence trigger handles, could
+ * change or drop the row the fence trigger has just checked and stamped (put
+ * back the old fence, so that a stale writer passes next time), so such a
+ * table is refused: by fence_protect(), and by the trigger when it is
+ * (re)loaded after the table's triggers changed.  Other fence_enforce
+ * triggers (another fence column) are exempt: they touch only their column.
+ * A disabled trigger does not fire; enabling it invalidates the table, and
+ * the fence trigger checks again.
+ */
+static void
+refuse_later_triggers(Relation rel, const char *tgname, int16 events,
+					  Oid fence_foid)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+
+	if (trigdesc == NULL)
+		return;
+	for (int i = 0; i < trigdesc->numtriggers; i++)
+	{
+		Trigger    *t = &trigdesc->triggers[i];
+
+		if (!TRIGGER_FOR_ROW(t->tgtype) || !TRIGGER_FOR_BEFORE(t->tgtype) ||
+			(t->tgtype & events) == 0 || t->tgenabled == TRIGGER_DISABLED ||
+			t->tgfoid == fence_foid || strcmp(t->tgname, tgname) <= 0)
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("trigger \"%s\" on table \"%s\" fires after fence trigger \"%s\"",
+						t->tgname, RelationGetRelationName(rel), tgname),
+				 errdetail("BEFORE row triggers fire in the byte order of their names; one that fires after the fence trigger could change the row it checked."),
+				 errhint("Rename trigger \"%s\" so that its name sorts before \"%s\".",
+						 t->tgname, tgname)));
+	}
+}
+
 /* The cache entry of the trigger being fired, (re)built if needed. */
 static EnforceTrigger *
 get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
@@ -552,18 +805,28 @@ get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		enforce_cache_cxt = AllocSetContextCreate(TopMemoryContext,
 												  "fence trigger cache",
 												  ALLOCSET_DEFAULT_SIZES);
+		enforce_graveyard_cxt = AllocSetContextCreate(enforce_cache_cxt,
+													  "fence trigger graveyard",
+													  ALLOCSET_SMALL_SIZES);
 		ctl.keysize = sizeof(Oid);
 		ctl.entrysize = sizeof(EnforceTrigger);
 		ctl.hcxt = enforce_cache_cxt;
 		enforce_cache = hash_create("fence trigger cache", 64, &ctl,
 									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(EnforceRel);
+		enforce_rels = hash_create("fence trigger cache tables", 64, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
 
 	et = hash_search(enforce_cache, &trigger->tgoid, HASH_ENTER, &found);
 	if (!found)
 	{
 		et->valid = false;
+		et->linked = false;
+		et->relid = InvalidOid;
 		et->cxt = NULL;
+		enforce_garbage = true; /* swept if it is never built */
 	}
 	if (!et->valid || et->natts != RelationGetDescr(rel)->natts)
 	{
@@ -578,11 +841,30 @@ get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
 
 		oldcxt = MemoryContextSwitchTo(cxt);
 		parse_trigger_args(rel, trigger->tgnargs, trigger->tgargs, &cfg);
+		refuse_later_triggers(rel, trigger->tgname,
+							  trigger->tgtype & (TRIGGER_TYPE_INSERT |
+												 TRIGGER_TYPE_UPDATE |
+												 TRIGGER_TYPE_DELETE),
+							  trigger->tgfoid);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextSetParent(cxt, enforce_cache_cxt);
 
 		if (et->cxt != NULL)
-			MemoryContextDelete(et->cxt);
+		{
+			MemoryContextSetParent(et->cxt, enforce_graveyard_cxt);
+			enforce_garbage = true;
+		}
+		if (!et->linked)
+		{
+			Oid			relid = RelationGetRelid(rel);
+			EnforceRel *r = hash_search(enforce_rels, &relid, HASH_ENTER,
+										&found);
+
+			if (!found)
+				dlist_init(&r->triggers);
+			dlist_push_tail(&r->triggers, &et->rel_node);
+			et->linked = true;
+		}
 		et->cxt = cxt;
 		et->cfg = cfg;
 		et->relid = RelationGetRelid(rel);
@@ -615,17 +897,19 @@ datum_to_token(EnforceTrigger *et, Relation rel, Datum value, bool stored)
 		if (stored)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("row of table \"%s\" has a negative fence in column \"%s\": " INT64_FORMAT,
-							RelationGetRelationName(rel), et->cfg.colname, v),
-					 errdetail("Fences are 0 or greater, so this row cannot be compared with a fencing token."),
+					 errmsg("row of table \"%s\" has a negative fence in column \"%s\"",
+							RelationGetRelationName(rel), et->cfg.colname),
+					 errdetail("The row's fence is %lld; fences are 0 or greater, so this row cannot be compared with a fencing token.",
+							   (long long) v),
 					 errhint("Repair the row with the trigger disabled (ALTER TABLE ... DISABLE TRIGGER), and add CHECK (%s >= 0).",
 							 et->cfg.colname)));
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("fencing token cannot be negative: " INT64_FORMAT, v),
-					 errdetail("The write sets fence column \"%s\" of table \"%s\" to a negative value.",
-							   et->cfg.colname, RelationGetRelationName(rel))));
+					 errmsg("fencing token cannot be negative"),
+					 errdetail("The write sets fence column \"%s\" of table \"%s\" to %lld.",
+							   et->cfg.colname, RelationGetRelationName(rel),
+							   (long long) v)));
 	}
 	return (FenceToken) v;
 }
@@ -639,8 +923,10 @@ token_to_datum(EnforceTrigger *et, Relation rel, FenceToken token)
 		if (unlikely(token > PG_INT32_MAX))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("fencing token " INT64_FORMAT " does not fit in integer fence column \"%s\" of table \"%s\"",
-							token, et->cfg.colname, RelationGetRelationName(rel)),
+					 errmsg("fencing token does not fit in integer fence column \"%s\" of table \"%s\"",
+							et->cfg.colname, RelationGetRelationName(rel)),
+					 errdetail("The token is %lld; an integer column holds at most %d.",
+							   (long long) token, PG_INT32_MAX),
 					 errhint("Make the fence column bigint or fence_token.")));
 		return Int32GetDatum((int32) token);
 	}
@@ -784,6 +1070,51 @@ key_append(EnforceTrigger *et, char *buf, int *len, const char *s, int n,
 }
 
 /*
+ * A date, timestamp or timestamptz as its output function prints it under
+ * DateStyle ISO and, for timestamptz, TimeZone UTC, whatever the session
+ * says.  buf has room for MAXDATELEN + 1 bytes.
+ */
+static void
+render_datetime(LeasePartKind kind, Datum value, char *buf)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+
+	if (kind == LEASE_PART_DATE)
+	{
+		DateADT		d = DatumGetDateADT(value);
+
+		if (DATE_NOT_FINITE(d))
+			EncodeSpecialDate(d, buf);
+		else
+		{
+			j2date(d + POSTGRES_EPOCH_JDATE, &tm.tm_year, &tm.tm_mon, &tm.tm_mday);
+			EncodeDateOnly(&tm, USE_ISO_DATES, buf);
+		}
+		return;
+	}
+
+	/* A timestamptz is microseconds since 2000-01-01 UTC: no zone applied. */
+	{
+		Timestamp	ts = DatumGetTimestamp(value);
+
+		if (TIMESTAMP_NOT_FINITE(ts))
+			EncodeSpecialTimestamp(ts, buf);
+		else if (timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("timestamp out of range")));
+		else
+		{
+			/* Known to be UTC: EncodeDateTime prints no zone otherwise. */
+			tm.tm_isdst = 0;
+			EncodeDateTime(&tm, fsec, kind == LEASE_PART_TIMESTAMPTZ, 0, NULL,
+						   USE_ISO_DATES, buf);
+		}
+	}
+}
+
+/*
  * The trigger's lease name for this row: the static name, or the template
  * filled from the row.  buf has room for FENCE_MAX_KEY_LEN bytes.
  */
@@ -840,6 +1171,16 @@ lease_key_for_row(EnforceTrigger *et, Relation rel, HeapTuple row,
 					key_append(et, buf, &len, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), rel);
 				}
 				break;
+			case LEASE_PART_DATE:
+			case LEASE_PART_TIMESTAMP:
+			case LEASE_PART_TIMESTAMPTZ:
+				{
+					char		when[MAXDATELEN + 1];
+
+					render_datetime(part->kind, value, when);
+					key_append(et, buf, &len, when, strlen(when), rel);
+				}
+				break;
 			case LEASE_PART_OTHER:
 				{
 					char	   *s = OutputFunctionCall(&part->outfunc, value);
@@ -861,24 +1202,39 @@ lease_key_for_row(EnforceTrigger *et, Relation rel, HeapTuple row,
 	return buf;
 }
 
-/* How the write's token came to be, for error details. */
-static const char *
-token_source_text(TokenSource source)
+/*
+ * The errdetail of a stale write (LF001).  One whole sentence per way the
+ * write came by its token, so that each can be translated.
+ */
+static int
+errdetail_stale(TokenSource source, FenceToken token, FenceToken stored)
+{
+	if (source == TOKEN_FROM_COLUMN)
+		return errdetail("The statement sets the fence column to token %lld, and a writer with token %lld has written this row since.",
+						 (long long) token, (long long) stored);
+	return errdetail("The token in effect for this session is %lld, and a writer with token %lld has written this row since.",
+					 (long long) token, (long long) stored);
+}
+
+/* The errdetail of a strict write whose token is not the lease's (LF002). */
+static int
+errdetail_not_held(TokenSource source, FenceToken token,
+				   FenceLeaseStatus status)
 {
 	switch (source)
 	{
 		case TOKEN_FROM_COLUMN:
-			return "the value the statement set in the fence column";
-		case TOKEN_IN_EFFECT:
-			return "the token in effect for this session";
+			return errdetail("The statement sets the fence column to token %lld, whose status for this lease is \"%s\".",
+							 (long long) token, FenceLeaseStatusName(status));
 		case TOKEN_GIVEN:
-			return "the value given for the fence column";
-		case TOKEN_FROM_MOVE:
-			return "the token of the UPDATE that moves the row to another partition";
+			return errdetail("The row gives the fence column token %lld, whose status for this lease is \"%s\".",
+							 (long long) token, FenceLeaseStatusName(status));
+		case TOKEN_IN_EFFECT:
 		case TOKEN_NONE:
 			break;
 	}
-	return "none";
+	return errdetail("The token in effect for this session is %lld, whose status for this lease is \"%s\".",
+					 (long long) token, FenceLeaseStatusName(status));
 }
 
 /*
@@ -945,6 +1301,55 @@ forget_strict_writes(void)
 	strict_last_valid = false;
 }
 
+/* This trigger name's move memo at this executor level, or NULL. */
+static MoveMemo *
+move_memo_find(const char *tgname)
+{
+	for (int i = 0; i < MOVE_MEMO_SLOTS; i++)
+	{
+		if (move_memo[i].stage != MOVE_FREE &&
+			move_memo[i].depth == exec_depth &&
+			strcmp(NameStr(move_memo[i].tgname), tgname) == 0)
+			return &move_memo[i];
+	}
+	return NULL;
+}
+
+/*
+ * The UPDATE half of a possible move was accepted: remember its decision.
+ * Four slots are plenty (a slot is in use from a row's UPDATE to its
+ * INSERT, per trigger name and executor level); should they all be taken,
+ * the first is reused, and its move falls back to the halves' own rule.
+ */
+static void
+move_memo_set(const char *tgname, Oid relid, ItemPointer tid,
+			  bool has_token, FenceToken token)
+{
+	MoveMemo   *m = move_memo_find(tgname);
+
+	for (int i = 0; m == NULL && i < MOVE_MEMO_SLOTS; i++)
+	{
+		if (move_memo[i].stage == MOVE_FREE)
+			m = &move_memo[i];
+	}
+	if (m == NULL)
+		m = &move_memo[0];
+	m->stage = MOVE_UPDATED;
+	namestrcpy(&m->tgname, tgname);
+	m->depth = exec_depth;
+	m->relid = relid;
+	m->tid = *tid;
+	m->has_token = has_token;
+	m->token = token;
+}
+
+static void
+move_memo_forget_all(void)
+{
+	for (int i = 0; i < MOVE_MEMO_SLOTS; i++)
+		move_memo[i].stage = MOVE_FREE;
+}
+
 PG_FUNCTION_INFO_V1(fence_enforce);
 
 /*
@@ -967,6 +1372,9 @@ fence_enforce(PG_FUNCTION_ARGS)
 	TokenSource source = TOKEN_NONE;
 	Datum		value;
 	bool		isnull;
+	bool		has_set = false;	/* UPDATE set the fence, not to NULL */
+	FenceToken	set_token = 0;	/* ... to this */
+	MoveMemo   *memo;
 	const char *key = NULL;
 	int			keylen = 0;
 	char		keybuf[FENCE_MAX_KEY_LEN];
@@ -1015,7 +1423,45 @@ fence_enforce(PG_FUNCTION_ARGS)
 	else
 		oldrow = keyrow = trigdata->tg_trigtuple;
 
-	/* The write's token T. */
+	/*
+	 * The DELETE and INSERT halves of an UPDATE that moves a row to another
+	 * partition carry the UPDATE's decision, made and checked there (see
+	 * MoveMemo); any other firing of this trigger ends its memo.
+	 */
+	memo = move_memo_find(trigdata->tg_trigger->tgname);
+	if (memo != NULL)
+	{
+		if (!is_insert && !is_update && memo->stage == MOVE_UPDATED &&
+			memo->relid == RelationGetRelid(rel) &&
+			ItemPointerEquals(&memo->tid, &oldrow->t_self))
+		{
+			memo->stage = MOVE_DELETED;
+			return PointerGetDatum(oldrow);
+		}
+		if (is_insert && memo->stage == MOVE_DELETED &&
+			rel->rd_rel->relispartition)
+		{
+			memo->stage = MOVE_FREE;
+			if (!memo->has_token)
+				return PointerGetDatum(newrow);
+			return PointerGetDatum(stamp_row(et, rel, newrow,
+											 token_to_datum(et, rel, memo->token)));
+		}
+		memo->stage = MOVE_FREE;
+	}
+
+	/*
+	 * The write's token T.  UPDATE: a value the statement sets in the fence
+	 * column, if it differs from the stored fence; else the token in
+	 * effect; else the value set, equal to the stored fence (the holder
+	 * writing again).  A value equal to the stored one is no token while one
+	 * is in effect, because PostgreSQL cannot tell a statement that sets the
+	 * fence from one that copies it: a MERGE hands every BEFORE UPDATE
+	 * trigger the columns all of its UPDATE actions set (on 15 to 18), and
+	 * "fence = CASE ... ELSE fence END" or an ORM saving every column back
+	 * copy the stored value.  INSERT: the token in effect, else the value
+	 * given.  DELETE: the token in effect.  A NULL is no token.
+	 */
 	if (is_update &&
 		bms_is_member(cfg->attnum - FirstLowInvalidHeapAttributeNumber,
 					  trigdata->tg_updatedcols))
@@ -1023,8 +1469,18 @@ fence_enforce(PG_FUNCTION_ARGS)
 		value = heap_getattr(newrow, cfg->attnum, RelationGetDescr(rel), &isnull);
 		if (!isnull)
 		{
-			token = datum_to_token(et, rel, value, false);
-			source = TOKEN_FROM_COLUMN;
+			FenceToken	stored = 0;
+
+			set_token = datum_to_token(et, rel, value, false);
+			has_set = true;
+			value = heap_getattr(oldrow, cfg->attnum, RelationGetDescr(rel), &isnull);
+			if (!isnull)
+				stored = datum_to_token(et, rel, value, true);
+			if (set_token != stored)
+			{
+				token = set_token;
+				source = TOKEN_FROM_COLUMN;
+			}
 		}
 	}
 	if (source == TOKEN_NONE)
@@ -1033,6 +1489,11 @@ fence_enforce(PG_FUNCTION_ARGS)
 			key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
 		if (FenceSessionTokenInEffect(key, keylen, &token))
 			source = TOKEN_IN_EFFECT;
+		else if (has_set)
+		{
+			token = set_token;
+			source = TOKEN_FROM_COLUMN;
+		}
 	}
 	if (source == TOKEN_NONE && is_insert)
 	{
@@ -1043,14 +1504,6 @@ fence_enforce(PG_FUNCTION_ARGS)
 			source = TOKEN_GIVEN;
 		}
 	}
-	if (source == TOKEN_NONE && !is_insert && !is_update && move_memo.valid &&
-		move_memo.relid == RelationGetRelid(rel) &&
-		ItemPointerEquals(&move_memo.tid, &oldrow->t_self))
-	{
-		token = move_memo.token;
-		source = TOKEN_FROM_MOVE;
-	}
-	move_memo.valid = false;
 
 	if (source == TOKEN_NONE)
 	{
@@ -1078,6 +1531,10 @@ fence_enforce(PG_FUNCTION_ARGS)
 			Datum		newvalue;
 			bool		newnull;
 
+			if (rel->rd_rel->relispartition)
+				move_memo_set(trigdata->tg_trigger->tgname,
+							  RelationGetRelid(rel), &oldrow->t_self,
+							  false, 0);
 			value = heap_getattr(oldrow, cfg->attnum, tupdesc, &isnull);
 			newvalue = heap_getattr(newrow, cfg->attnum, tupdesc, &newnull);
 			if (isnull != newnull || (!isnull && value != newvalue))
@@ -1105,11 +1562,9 @@ fence_enforce(PG_FUNCTION_ARGS)
 			count_rejected++;
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_STALE_TOKEN),
-					 errmsg("stale fencing token " INT64_FORMAT " for table \"%s\": the row's fence is " INT64_FORMAT,
-							token, RelationGetRelationName(rel), stored),
-					 errdetail("The %s carries token " INT64_FORMAT " (%s); a writer with token " INT64_FORMAT " has written this row since.",
-							   is_update ? "UPDATE" : "DELETE", token,
-							   token_source_text(source), stored),
+					 errmsg("stale fencing token for table \"%s\"",
+							RelationGetRelationName(rel)),
+					 errdetail_stale(source, token, stored),
 					 errhint("A newer holder has taken over this lease; stop, and take the lease again before retrying.")));
 		}
 	}
@@ -1146,11 +1601,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 					 errmsg("write to table \"%s\" rejected: lease \"%.*s\" is not held by the write's token",
 							RelationGetRelationName(rel), keylen, key),
-					 errdetail("The %s carries token " INT64_FORMAT " (%s), whose status for this lease is \"%s\"; table \"%s\" is protected in strict mode.",
-							   is_insert ? "INSERT" : is_update ? "UPDATE" : "DELETE",
-							   token, token_source_text(source),
-							   FenceLeaseStatusName(status),
-							   RelationGetRelationName(rel)),
+					 errdetail_not_held(source, token, status),
 					 errhint("Stop, and take the lease again before retrying.")));
 		}
 	}
@@ -1160,14 +1611,10 @@ fence_enforce(PG_FUNCTION_ARGS)
 	if (!is_insert && !is_update)
 		return PointerGetDatum(oldrow);
 
-	/* A partition's row may be moving: its DELETE half needs the token. */
-	if (is_update && source == TOKEN_FROM_COLUMN && rel->rd_rel->relispartition)
-	{
-		move_memo.valid = true;
-		move_memo.relid = RelationGetRelid(rel);
-		move_memo.tid = oldrow->t_self;
-		move_memo.token = token;
-	}
+	/* A partition's row may be moving: its halves carry this token. */
+	if (is_update && rel->rd_rel->relispartition)
+		move_memo_set(trigdata->tg_trigger->tgname, RelationGetRelid(rel),
+					  &oldrow->t_self, true, token);
 
 	/* Stamp the row with T. */
 	if (source != TOKEN_FROM_COLUMN)
@@ -1183,7 +1630,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 
 /*
  * Every lease a strict write was accepted under must still be held by the
- * same token when the transaction commits (or prepares): a holder that
+ * same token when the transaction commits (PREPARE is refused): a holder that
  * paused between its write and its COMMIT, and lost the lease meanwhile,
  * must not commit stale work.
  */
@@ -1212,8 +1659,8 @@ check_strict_writes(void)
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 					 errmsg("cannot commit: lease \"%.*s\" was lost after this transaction wrote under it",
 							w->k.keylen, w->k.key),
-					 errdetail("This transaction wrote rows of table \"%s\" in strict mode with token " INT64_FORMAT ", whose status is now \"%s\".",
-							   relname ? relname : "?", w->k.token,
+					 errdetail("This transaction wrote rows of table \"%s\" in strict mode with token %lld, whose status is now \"%s\".",
+							   relname ? relname : "?", (long long) w->k.token,
 							   FenceLeaseStatusName(st)),
 					 errhint("The transaction is rolled back.  Take the lease again before retrying.")));
 		}
@@ -1226,8 +1673,21 @@ enforce_xact_callback(XactEvent event, void *arg)
 	switch (event)
 	{
 		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
 			check_strict_writes();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+
+			/*
+			 * COMMIT PREPARED runs no extension code that could check the
+			 * leases again, and may come any time later: a prepared strict
+			 * write could commit after its lease passed on.
+			 */
+			if (strict_writes != NULL && hash_get_num_entries(strict_writes) > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that wrote rows in strict mode"),
+						 errdetail("COMMIT PREPARED does not check the lease again, and may run after the lease was lost."),
+						 errhint("Commit the transaction directly, or write to tables protected without strict.")));
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
@@ -1235,7 +1695,8 @@ enforce_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			forget_strict_writes();
-			move_memo.valid = false;
+			move_memo_forget_all();
+			enforce_sweep();
 			FenceStatsAdd(FENCE_STAT_WRITES_ACCEPTED, count_accepted);
 			FenceStatsAdd(FENCE_STAT_WRITES_REJECTED, count_rejected);
 			FenceStatsAdd(FENCE_STAT_WRITES_SKIPPED, count_skipped);
@@ -1259,7 +1720,8 @@ enforce_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 	if (event != SUBXACT_EVENT_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
 		return;
-	move_memo.valid = false;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		move_memo_forget_all();
 	strict_last_valid = false;
 	if (strict_writes == NULL || strict_max_subid < mySubid)
 		return;
@@ -1310,7 +1772,7 @@ qualified_relname(Oid relid)
  * too, with a message about internal or child triggers.)
  */
 static void
-refuse_child_trigger(Oid relid, const char *action)
+refuse_child_trigger(Oid relid, bool protect)
 {
 	Relation	tgrel;
 	ScanKeyData key[2];
@@ -1343,13 +1805,24 @@ refuse_child_trigger(Oid relid, const char *action)
 	table_close(tgrel, AccessShareLock);
 
 	if (OidIsValid(parent_trigger))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("cannot %s partition \"%s\": it is protected by the trigger of \"%s\"",
-						action, get_rel_name(relid),
-						OidIsValid(parent_rel) ? get_rel_name(parent_rel) : "?"),
-				 errhint("Call fence_protect() or fence_unprotect() on \"%s\", which covers all its partitions.",
-						 OidIsValid(parent_rel) ? get_rel_name(parent_rel) : "?")));
+	{
+		char	   *parent = OidIsValid(parent_rel) ? get_rel_name(parent_rel) : "?";
+
+		if (protect)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("cannot protect partition \"%s\": it is protected by the trigger of \"%s\"",
+							get_rel_name(relid), parent),
+					 errhint("Call fence_protect() on \"%s\", which covers all its partitions.",
+							 parent)));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("cannot unprotect partition \"%s\": it is protected by the trigger of \"%s\"",
+							get_rel_name(relid), parent),
+					 errhint("Call fence_unprotect() on \"%s\", which covers all its partitions.",
+							 parent)));
+	}
 }
 
 /* Fail with 22023 when a fence_protect argument is NULL. */
@@ -1386,6 +1859,8 @@ fence_protect(PG_FUNCTION_ARGS)
 	AclResult	aclresult;
 	StringInfoData cmd;
 	Oid			nspoid;
+	Oid			fence_foid;
+	ListCell   *lc;
 
 	require_arg(fcinfo, 0, "tbl");
 	require_arg(fcinfo, 1, "column_name");
@@ -1437,11 +1912,25 @@ fence_protect(PG_FUNCTION_ARGS)
 	rel = relation_open(relid, ShareRowExclusiveLock);
 	parse_trigger_args(rel, nargs, args, &cfg);
 	relation_close(rel, NoLock);
-	refuse_child_trigger(relid, "protect");
+	refuse_child_trigger(relid, true);
 
 	nspoid = FenceExtensionSchema();
 	if (!OidIsValid(nspoid))
 		elog(ERROR, "extension fence is not installed in this database");
+
+	/* No BEFORE trigger may fire after it, on the table or a partition. */
+	fence_foid = LookupFuncName(list_make2(makeString(get_namespace_name(nspoid)),
+										   makeString("fence_enforce")),
+								0, NULL, false);
+	foreach(lc, find_all_inheritors(relid, ShareRowExclusiveLock, NULL))
+	{
+		Relation	part = relation_open(lfirst_oid(lc), NoLock);
+
+		refuse_later_triggers(part, FENCE_TRIGGER_NAME,
+							  TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE |
+							  TRIGGER_TYPE_DELETE, fence_foid);
+		relation_close(part, NoLock);
+	}
 
 	initStringInfo(&cmd);
 	appendStringInfoString(&cmd, "CREATE OR REPLACE TRIGGER ");
@@ -1484,7 +1973,7 @@ fence_unprotect(PG_FUNCTION_ARGS)
 					   get_rel_name(relid));
 	if (!OidIsValid(get_trigger_oid(relid, FENCE_TRIGGER_NAME, true)))
 		PG_RETURN_BOOL(false);
-	refuse_child_trigger(relid, "unprotect");
+	refuse_child_trigger(relid, false);
 
 	initStringInfo(&cmd);
 	appendStringInfo(&cmd, "DROP TRIGGER %s ON %s",

@@ -6,7 +6,7 @@
 # row under the session's token in effect for that row's lease (the trigger
 # names it, lease => 'item-{id}', since a client holds several items'
 # leases).  An AFTER trigger records every accepted version of each row; a
-# rejected write (LF001) records its error message.  Proven: on every row
+# rejected write (LF001) records its error detail.  Proven: on every row
 # the accepted fences never went backwards (each version's fence >= its
 # predecessor's), every accepted version carries its writer's token, every
 # rejected write carried a token below a fence that the row really had (it
@@ -46,7 +46,7 @@ BEGIN
 	UPDATE items SET writes = writes + 1 WHERE id = p_id;
 	INSERT INTO attempts VALUES (p_id, p_tok, true, NULL);
 EXCEPTION WHEN SQLSTATE 'LF001' THEN
-	GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+	GET STACKED DIAGNOSTICS msg = PG_EXCEPTION_DETAIL;
 	INSERT INTO attempts VALUES (p_id, p_tok, false, msg);
 END $$;
 });
@@ -91,7 +91,7 @@ SELECT count(*) FROM items i
  WHERE writes <> (SELECT count(*) FROM attempts a WHERE a.accepted AND a.id = i.id)}),
 	0, 'each row counts exactly its accepted writes');
 
-# Every rejection names the row's fence; it must be above the rejected token
+# Every rejection's detail names the row's fence; it must be above the rejected token
 # and be a fence that row really had.
 my %had;
 for (split /\n/, $node->safe_psql('postgres', 'SELECT id, new_fence FROM versions'))

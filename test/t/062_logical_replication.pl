@@ -92,8 +92,10 @@ $sub->safe_psql('postgres',
 my $offset = -s $sub->logfile;
 pub_write(40, q{UPDATE jobs SET payload = 'b4' WHERE id = 2});
 pub_write(41, q{UPDATE jobs SET payload = 'a4' WHERE id = 1});
-$offset = $sub->wait_for_log(qr/stale fencing token 40 for table "jobs": the row's fence is 60/, $offset);
-$sub->wait_for_log(qr/stale fencing token 40 for table "jobs"/, $offset);
+$offset = $sub->wait_for_log(
+	qr/stale fencing token for table "jobs"\n[^\n]*DETAIL:[^\n]*token 40, and a writer with token 60 has written/,
+	$offset);
+$sub->wait_for_log(qr/DETAIL:[^\n]*token 40, and a writer with token 60 has written/, $offset);
 is(rows($sub), "1|a3|30\n2|local|60",
 	'ENABLE ALWAYS: a stale replicated write fails in the apply worker, again at each retry, and holds back later changes');
 $sub->safe_psql('postgres', 'ALTER TABLE jobs ENABLE TRIGGER zz_fence_enforce');

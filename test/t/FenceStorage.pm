@@ -89,6 +89,7 @@ CREATE FUNCTION store_write(srv text, p_id int, p_tok bigint, in_row bool)
 DECLARE
 	st text;
 	msg text;
+	detail text;
 BEGIN
 	IF NOT srv = ANY (coalesce(dblink_get_connections(), '{}')) THEN
 		PERFORM dblink_connect(srv, (SELECT connstr FROM storage_servers WHERE name = srv));
@@ -106,8 +107,9 @@ BEGIN
 		INSERT INTO attempts VALUES (srv, p_id, p_tok, true, NULL);
 		RETURN NULL;
 	EXCEPTION WHEN OTHERS THEN
-		GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-		INSERT INTO attempts VALUES (srv, p_id, p_tok, false, msg);
+		GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+			detail = PG_EXCEPTION_DETAIL;
+		INSERT INTO attempts VALUES (srv, p_id, p_tok, false, msg || coalesce(' ' || detail, ''));
 		RETURN st;
 	END;
 END \$\$;
@@ -120,7 +122,7 @@ END \$\$;
 # writers' attempts are known, as a list of "id|token|accepted|message")
 # each accepted version carries an accepted writer's token, each row counts
 # exactly its accepted writes, and every rejected write was stale: its
-# message names a fence above its token that the row really had.
+# message's detail names a fence above its token that the row really had.
 sub check_storage
 {
 	my ($node, $what, @attempts) = @_;
