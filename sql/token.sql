@@ -1,5 +1,5 @@
 -- The fence_token type: text and binary I/O, bad input,
--- comparisons with itself and with int8/int4, btree and hash operator
+-- comparisons with itself and with int8/int4/int2, btree and hash operator
 -- classes, min/max, casts, no arithmetic, and the seeds' UPDATE.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS fence;
@@ -114,7 +114,7 @@ COPY token_bin FROM :'copyfile' WITH (FORMAT binary);
 SELECT count(*) AS rows_loaded FROM token_bin;
 
 --
--- Casts: from int8 and int4 implicit, to int8 explicit.
+-- Casts: from int8, int4 and int2 implicit, to int8 explicit.
 --
 SELECT castsource::regtype, casttarget::regtype,
        CASE castcontext WHEN 'i' THEN 'implicit' WHEN 'a' THEN 'assignment'
@@ -124,7 +124,8 @@ SELECT castsource::regtype, casttarget::regtype,
  WHERE castsource = 'fence_token'::regtype OR casttarget = 'fence_token'::regtype
  ORDER BY castsource::regtype::text, casttarget::regtype::text;
 SELECT 33::fence_token AS from_int4, 9223372036854775807::fence_token AS from_int8,
-       0::bigint::fence_token AS zero, fence_token(12) AS function_form;
+       0::bigint::fence_token AS zero, fence_token(12) AS function_form,
+       32767::smallint::fence_token AS from_int2;
 SELECT '33'::fence_token::bigint AS to_int8,
        pg_typeof('33'::fence_token::bigint) AS type;
 -- A negative integer is an error.
@@ -133,6 +134,8 @@ SELECT (-1)::fence_token;
 SELECT (-1)::bigint::fence_token;
 \echo :LAST_ERROR_SQLSTATE
 SELECT (-2147483648)::int::fence_token;
+\echo :LAST_ERROR_SQLSTATE
+SELECT (-1)::smallint::fence_token;
 \echo :LAST_ERROR_SQLSTATE
 -- No other casts.
 SELECT '33'::fence_token::int;
@@ -238,13 +241,46 @@ SELECT count(*) AS disagreements
 -- integer (no cast, so a negative one is simply smaller).
 SELECT '5'::fence_token = '5' AS literal, '5'::fence_token > -5 AS negative_literal,
        '5'::fence_token BETWEEN 1 AND 9 AS between_ints;
--- Comparing with other numeric types needs an explicit cast: numeric has
--- no operator, and for smallint both the int4 and the int8 one would do.
+-- Comparing with numeric needs an explicit cast: there is no operator.
 SELECT '5'::fence_token < 5.5;
 \echo :LAST_ERROR_SQLSTATE
-SELECT '5'::fence_token = 5::smallint;
-\echo :LAST_ERROR_SQLSTATE
-SELECT '5'::fence_token = 5::smallint::int AS smallint_cast;
+-- smallint has operators of its own (some drivers send small integers as
+-- smallint); without them int4's and int8's would be equally good and the
+-- comparison ambiguous.
+SELECT '5'::fence_token = 5::smallint AS eq, 5::smallint = '5'::fence_token AS eq_left,
+       '5'::fence_token <= 4::smallint AS le, (-1)::smallint < '0'::fence_token AS negative,
+       '32768'::fence_token > 32767::smallint AS above_smallint;
+SELECT a, b, a = b AS eq, a <> b AS ne, a < b AS lt, a <= b AS le, a > b AS gt, a >= b AS ge
+  FROM unnest('{0,1,32768}'::fence_token[]) a,
+       unnest('{-32768,-1,0,1,32767}'::smallint[]) b;
+SELECT count(*) AS smallint_disagreements
+  FROM unnest('{0,1,2,32767,32768,9223372036854775807}'::fence_token[]) a,
+       unnest('{-32768,-2,-1,0,1,2,32766,32767}'::smallint[]) b,
+       LATERAL (SELECT a::bigint::numeric AS x, b::numeric AS y) n
+ WHERE (a = b, a <> b, a < b, a <= b, a > b, a >= b,
+        b = a, b <> a, b < a, b <= a, b > a, b >= a)
+       IS DISTINCT FROM
+       (x = y, x <> y, x < y, x <= y, x > y, x >= y,
+        y = x, y <> x, y < x, y <= x, y > x, y >= x);
+-- The smallint cast and operators make no literal or parameter of another
+-- integer type ambiguous: each resolves to its own operator.
+CREATE TABLE token_resolve (fence fence_token);
+INSERT INTO token_resolve VALUES (5), (40000::int), (3000000000), (7::smallint);
+SELECT count(*) FILTER (WHERE fence <= 5) AS le_int4_literal,
+       count(*) FILTER (WHERE fence = 40000) AS eq_int4,
+       count(*) FILTER (WHERE fence = 3000000000) AS eq_int8_literal,
+       count(*) FILTER (WHERE fence >= 7::smallint) AS ge_int2,
+       count(*) FILTER (WHERE fence = '7') AS eq_unknown
+  FROM token_resolve;
+-- Function arguments too: a token parameter takes every integer width.
+BEGIN;
+SELECT fence_use_token(33::smallint);
+SELECT fence_current_token() AS from_smallint;
+SELECT fence_use_token(40000);
+SELECT fence_current_token() AS from_int4;
+SELECT fence_use_token(3000000000);
+SELECT fence_current_token() AS from_int8;
+COMMIT;
 
 --
 -- btree and hash operator classes.
@@ -277,13 +313,15 @@ SELECT fence, count(*) FROM token_sort GROUP BY fence ORDER BY fence;
 EXPLAIN (COSTS OFF) SELECT DISTINCT fence FROM token_sort;
 SELECT count(*) AS distinct_fences FROM (SELECT DISTINCT fence FROM token_sort) d;
 RESET enable_sort;
--- A token hashes like the equal int8 and int4, which is what lets the hash
+-- A token hashes like the equal int8, int4 and int2, which is what lets the hash
 -- family hold the cross-type = operators.
 SELECT fence_token_hash('5') = hashint8(5) AS like_int8,
        fence_token_hash('5') = hashint4(5) AS like_int4,
        fence_token_hash_extended('5', 42) = hashint8extended(5, 42) AS extended_like_int8,
        fence_token_hash_extended('5', 42) = hashint4extended(5, 42) AS extended_like_int4,
-       fence_token_hash('9223372036854775807') = hashint8(9223372036854775807) AS max_like_int8;
+       fence_token_hash('9223372036854775807') = hashint8(9223372036854775807) AS max_like_int8,
+       fence_token_hash('5') = hashint2(5::smallint) AS like_int2,
+       fence_token_hash_extended('5', 42) = hashint2extended(5::smallint, 42) AS extended_like_int2;
 
 -- A token can be a key.
 CREATE TABLE token_key (fence fence_token PRIMARY KEY);
@@ -307,6 +345,9 @@ EXECUTE idx4(-1);
 PREPARE idx8(bigint) AS SELECT fence FROM token_idx WHERE fence > $1 AND fence < 9223372036854775807;
 EXPLAIN (COSTS OFF) EXECUTE idx8(9970);
 EXECUTE idx8(9970);
+PREPARE idx2(smallint) AS SELECT id FROM token_idx WHERE fence < $1 ORDER BY fence;
+EXPLAIN (COSTS OFF) EXECUTE idx2(30);
+EXECUTE idx2(30);
 SELECT count(*) AS all_rows FROM token_idx WHERE fence > (-9223372036854775808)::bigint;
 -- Two bounds of different types on one index column; an int8 array.
 SELECT id FROM token_idx WHERE fence > 5::bigint AND fence > 15 AND fence < '40' AND fence < 35::bigint;
@@ -336,6 +377,7 @@ EXPLAIN (COSTS OFF) SELECT id FROM token_idx WHERE fence = 50;
 SELECT id FROM token_idx WHERE fence = 50;
 SELECT id FROM token_idx WHERE fence = 50::bigint;
 SELECT id FROM token_idx WHERE fence = -50;
+SELECT id FROM token_idx WHERE fence = 50::smallint;
 RESET enable_bitmapscan;
 RESET plan_cache_mode;
 RESET enable_seqscan;
@@ -391,6 +433,15 @@ SELECT * FROM channels;
 EXECUTE wb(30, 9223372036854775807);
 \echo updated :ROW_COUNT
 SELECT * FROM channels;
+-- smallint parameters, as psycopg 3 sends a small Python int.
+UPDATE channels SET fence = 32;
+PREPARE ws(smallint, smallint) AS UPDATE channels SET retention_days = $1, fence = $2 WHERE id = 7 AND fence <= $2;
+EXECUTE ws(14, 33);
+\echo updated :ROW_COUNT
+EXECUTE ws(21, 31);
+\echo updated :ROW_COUNT
+SELECT * FROM channels;
+DEALLOCATE ws;
 -- The generic plan compares the column with the integer $2 as it is.
 SET plan_cache_mode = force_generic_plan;
 EXPLAIN (COSTS OFF) EXECUTE w(30, 33);

@@ -7,8 +7,8 @@
  * A token is stored like an int8 (8 bytes, by value) and sent like one on
  * the wire, but it is a type of its own so that it can only be compared,
  * never computed with, and so that a negative value can never get in.  It
- * compares with int8 and int4 on either side, so an integer parameter works
- * against a fence_token column without a cast (src/sql/token.sql has the
+ * compares with int8, int4 and int2 on either side, so an integer parameter
+ * of any width works against a fence_token column without a cast (src/sql/token.sql has the
  * operators, operator classes, casts and aggregates).
  *
  *-------------------------------------------------------------------------
@@ -144,7 +144,7 @@ fence_token_send(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
-/* The implicit casts from int8 and int4. */
+/* The implicit casts from int8, int4 and int2. */
 PG_FUNCTION_INFO_V1(fence_token_from_int8);
 Datum
 fence_token_from_int8(PG_FUNCTION_ARGS)
@@ -159,6 +159,13 @@ fence_token_from_int4(PG_FUNCTION_ARGS)
 	PG_RETURN_FENCE_TOKEN(FenceTokenFromInt64((int64) PG_GETARG_INT32(0)));
 }
 
+PG_FUNCTION_INFO_V1(fence_token_from_int2);
+Datum
+fence_token_from_int2(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_FENCE_TOKEN(FenceTokenFromInt64((int64) PG_GETARG_INT16(0)));
+}
+
 /*
  * Comparisons.  Every argument is widened to int64 and compared signed: a
  * token is never negative, so a negative int8 or int4 comes out below every
@@ -169,6 +176,7 @@ fence_token_from_int4(PG_FUNCTION_ARGS)
 #define ARG_TOKEN(n)	((int64) PG_GETARG_FENCE_TOKEN(n))
 #define ARG_INT8(n)		PG_GETARG_INT64(n)
 #define ARG_INT4(n)		((int64) PG_GETARG_INT32(n))
+#define ARG_INT2(n)		((int64) PG_GETARG_INT16(n))
 
 #define FENCE_COMPARISON(name, op, ARG_LEFT, ARG_RIGHT) \
 PG_FUNCTION_INFO_V1(name); \
@@ -200,6 +208,8 @@ FENCE_COMPARISONS(fence_token_int8, ARG_TOKEN, ARG_INT8)
 FENCE_COMPARISONS(int8_fence_token, ARG_INT8, ARG_TOKEN)
 FENCE_COMPARISONS(fence_token_int4, ARG_TOKEN, ARG_INT4)
 FENCE_COMPARISONS(int4_fence_token, ARG_INT4, ARG_TOKEN)
+FENCE_COMPARISONS(fence_token_int2, ARG_TOKEN, ARG_INT2)
+FENCE_COMPARISONS(int2_fence_token, ARG_INT2, ARG_TOKEN)
 
 #if SIZEOF_DATUM < 8
 static int

@@ -1,8 +1,9 @@
 -- fence_token: a non-negative 64-bit fencing token (src/token.c).
 --
 -- Stored and sent like int8, but only compared, never computed with: there
--- are comparison operators with itself and with int8/int4 on either side,
--- btree and hash operator classes, min/max, implicit casts from int8/int4
+-- are comparison operators with itself and with int8/int4/int2 on either
+-- side, btree and hash operator classes, min/max, implicit casts from
+-- int8/int4/int2
 -- (a negative value is an error) and an explicit cast to int8; no
 -- arithmetic operators, and no implicit cast to any integer type that would
 -- let int8's arithmetic apply.
@@ -426,3 +427,173 @@ CREATE AGGREGATE @extschema@.max(@extschema@.fence_token) (
 	SORTOP = OPERATOR(@extschema@.>),
 	PARALLEL = SAFE
 );
+
+-- smallint.  Some drivers (psycopg 3) send an integer below 32768 as a
+-- smallint, so a fence_token must take one wherever it takes an int4: an
+-- implicit cast for assignments and function arguments, and comparison
+-- operators with int2 on either side, without which "fence <= $1" with a
+-- smallint $1 finds the int4 and the int8 operators equally good and fails.
+CREATE FUNCTION @extschema@.fence_token(pg_catalog.int2) RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_token_from_int2'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.fence_token(pg_catalog.int2) IS 'convert smallint to fence_token; a negative value is an error';
+CREATE CAST (pg_catalog.int2 AS @extschema@.fence_token)
+	WITH FUNCTION @extschema@.fence_token(pg_catalog.int2) AS IMPLICIT;
+COMMENT ON CAST (pg_catalog.int2 AS @extschema@.fence_token) IS 'implicit: an integer parameter or literal is accepted where a token is expected';
+
+-- (fence_token, int2)
+CREATE FUNCTION @extschema@.fence_token_int2_eq(@extschema@.fence_token, pg_catalog.int2) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.fence_token_int2_eq(@extschema@.fence_token, pg_catalog.int2) IS 'implementation of = operator';
+CREATE FUNCTION @extschema@.fence_token_int2_ne(@extschema@.fence_token, pg_catalog.int2) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.fence_token_int2_ne(@extschema@.fence_token, pg_catalog.int2) IS 'implementation of <> operator';
+CREATE FUNCTION @extschema@.fence_token_int2_lt(@extschema@.fence_token, pg_catalog.int2) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.fence_token_int2_lt(@extschema@.fence_token, pg_catalog.int2) IS 'implementation of < operator';
+CREATE FUNCTION @extschema@.fence_token_int2_le(@extschema@.fence_token, pg_catalog.int2) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.fence_token_int2_le(@extschema@.fence_token, pg_catalog.int2) IS 'implementation of <= operator';
+CREATE FUNCTION @extschema@.fence_token_int2_gt(@extschema@.fence_token, pg_catalog.int2) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.fence_token_int2_gt(@extschema@.fence_token, pg_catalog.int2) IS 'implementation of > operator';
+CREATE FUNCTION @extschema@.fence_token_int2_ge(@extschema@.fence_token, pg_catalog.int2) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.fence_token_int2_ge(@extschema@.fence_token, pg_catalog.int2) IS 'implementation of >= operator';
+CREATE FUNCTION @extschema@.fence_token_int2_cmp(@extschema@.fence_token, pg_catalog.int2) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.fence_token_int2_cmp(@extschema@.fence_token, pg_catalog.int2) IS 'less-equal-greater';
+
+CREATE OPERATOR @extschema@.= (
+	LEFTARG = @extschema@.fence_token, RIGHTARG = pg_catalog.int2,
+	FUNCTION = @extschema@.fence_token_int2_eq,
+	COMMUTATOR = OPERATOR(@extschema@.=), NEGATOR = OPERATOR(@extschema@.<>),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES
+);
+COMMENT ON OPERATOR @extschema@.= (@extschema@.fence_token, pg_catalog.int2) IS 'equal';
+CREATE OPERATOR @extschema@.<> (
+	LEFTARG = @extschema@.fence_token, RIGHTARG = pg_catalog.int2,
+	FUNCTION = @extschema@.fence_token_int2_ne,
+	COMMUTATOR = OPERATOR(@extschema@.<>), NEGATOR = OPERATOR(@extschema@.=),
+	RESTRICT = pg_catalog.neqsel, JOIN = pg_catalog.neqjoinsel
+);
+COMMENT ON OPERATOR @extschema@.<> (@extschema@.fence_token, pg_catalog.int2) IS 'not equal';
+CREATE OPERATOR @extschema@.< (
+	LEFTARG = @extschema@.fence_token, RIGHTARG = pg_catalog.int2,
+	FUNCTION = @extschema@.fence_token_int2_lt,
+	COMMUTATOR = OPERATOR(@extschema@.>), NEGATOR = OPERATOR(@extschema@.>=),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.< (@extschema@.fence_token, pg_catalog.int2) IS 'less than';
+CREATE OPERATOR @extschema@.<= (
+	LEFTARG = @extschema@.fence_token, RIGHTARG = pg_catalog.int2,
+	FUNCTION = @extschema@.fence_token_int2_le,
+	COMMUTATOR = OPERATOR(@extschema@.>=), NEGATOR = OPERATOR(@extschema@.>),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.<= (@extschema@.fence_token, pg_catalog.int2) IS 'less than or equal';
+CREATE OPERATOR @extschema@.> (
+	LEFTARG = @extschema@.fence_token, RIGHTARG = pg_catalog.int2,
+	FUNCTION = @extschema@.fence_token_int2_gt,
+	COMMUTATOR = OPERATOR(@extschema@.<), NEGATOR = OPERATOR(@extschema@.<=),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.> (@extschema@.fence_token, pg_catalog.int2) IS 'greater than';
+CREATE OPERATOR @extschema@.>= (
+	LEFTARG = @extschema@.fence_token, RIGHTARG = pg_catalog.int2,
+	FUNCTION = @extschema@.fence_token_int2_ge,
+	COMMUTATOR = OPERATOR(@extschema@.<=), NEGATOR = OPERATOR(@extschema@.<),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.>= (@extschema@.fence_token, pg_catalog.int2) IS 'greater than or equal';
+
+-- (int2, fence_token)
+CREATE FUNCTION @extschema@.int2_fence_token_eq(pg_catalog.int2, @extschema@.fence_token) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.int2_fence_token_eq(pg_catalog.int2, @extschema@.fence_token) IS 'implementation of = operator';
+CREATE FUNCTION @extschema@.int2_fence_token_ne(pg_catalog.int2, @extschema@.fence_token) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.int2_fence_token_ne(pg_catalog.int2, @extschema@.fence_token) IS 'implementation of <> operator';
+CREATE FUNCTION @extschema@.int2_fence_token_lt(pg_catalog.int2, @extschema@.fence_token) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.int2_fence_token_lt(pg_catalog.int2, @extschema@.fence_token) IS 'implementation of < operator';
+CREATE FUNCTION @extschema@.int2_fence_token_le(pg_catalog.int2, @extschema@.fence_token) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.int2_fence_token_le(pg_catalog.int2, @extschema@.fence_token) IS 'implementation of <= operator';
+CREATE FUNCTION @extschema@.int2_fence_token_gt(pg_catalog.int2, @extschema@.fence_token) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.int2_fence_token_gt(pg_catalog.int2, @extschema@.fence_token) IS 'implementation of > operator';
+CREATE FUNCTION @extschema@.int2_fence_token_ge(pg_catalog.int2, @extschema@.fence_token) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.int2_fence_token_ge(pg_catalog.int2, @extschema@.fence_token) IS 'implementation of >= operator';
+CREATE FUNCTION @extschema@.int2_fence_token_cmp(pg_catalog.int2, @extschema@.fence_token) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+COMMENT ON FUNCTION @extschema@.int2_fence_token_cmp(pg_catalog.int2, @extschema@.fence_token) IS 'less-equal-greater';
+
+CREATE OPERATOR @extschema@.= (
+	LEFTARG = pg_catalog.int2, RIGHTARG = @extschema@.fence_token,
+	FUNCTION = @extschema@.int2_fence_token_eq,
+	COMMUTATOR = OPERATOR(@extschema@.=), NEGATOR = OPERATOR(@extschema@.<>),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES
+);
+COMMENT ON OPERATOR @extschema@.= (pg_catalog.int2, @extschema@.fence_token) IS 'equal';
+CREATE OPERATOR @extschema@.<> (
+	LEFTARG = pg_catalog.int2, RIGHTARG = @extschema@.fence_token,
+	FUNCTION = @extschema@.int2_fence_token_ne,
+	COMMUTATOR = OPERATOR(@extschema@.<>), NEGATOR = OPERATOR(@extschema@.=),
+	RESTRICT = pg_catalog.neqsel, JOIN = pg_catalog.neqjoinsel
+);
+COMMENT ON OPERATOR @extschema@.<> (pg_catalog.int2, @extschema@.fence_token) IS 'not equal';
+CREATE OPERATOR @extschema@.< (
+	LEFTARG = pg_catalog.int2, RIGHTARG = @extschema@.fence_token,
+	FUNCTION = @extschema@.int2_fence_token_lt,
+	COMMUTATOR = OPERATOR(@extschema@.>), NEGATOR = OPERATOR(@extschema@.>=),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.< (pg_catalog.int2, @extschema@.fence_token) IS 'less than';
+CREATE OPERATOR @extschema@.<= (
+	LEFTARG = pg_catalog.int2, RIGHTARG = @extschema@.fence_token,
+	FUNCTION = @extschema@.int2_fence_token_le,
+	COMMUTATOR = OPERATOR(@extschema@.>=), NEGATOR = OPERATOR(@extschema@.>),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.<= (pg_catalog.int2, @extschema@.fence_token) IS 'less than or equal';
+CREATE OPERATOR @extschema@.> (
+	LEFTARG = pg_catalog.int2, RIGHTARG = @extschema@.fence_token,
+	FUNCTION = @extschema@.int2_fence_token_gt,
+	COMMUTATOR = OPERATOR(@extschema@.<), NEGATOR = OPERATOR(@extschema@.<=),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.> (pg_catalog.int2, @extschema@.fence_token) IS 'greater than';
+CREATE OPERATOR @extschema@.>= (
+	LEFTARG = pg_catalog.int2, RIGHTARG = @extschema@.fence_token,
+	FUNCTION = @extschema@.int2_fence_token_ge,
+	COMMUTATOR = OPERATOR(@extschema@.<=), NEGATOR = OPERATOR(@extschema@.<),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.>= (pg_catalog.int2, @extschema@.fence_token) IS 'greater than or equal';
+
+-- The smallint members of the btree and hash families, as for int8/int4
+-- (int2's hash agrees with int8's for equal values).
+ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING btree ADD
+	OPERATOR 1 @extschema@.< (@extschema@.fence_token, pg_catalog.int2),
+	OPERATOR 2 @extschema@.<= (@extschema@.fence_token, pg_catalog.int2),
+	OPERATOR 3 @extschema@.= (@extschema@.fence_token, pg_catalog.int2),
+	OPERATOR 4 @extschema@.>= (@extschema@.fence_token, pg_catalog.int2),
+	OPERATOR 5 @extschema@.> (@extschema@.fence_token, pg_catalog.int2),
+	FUNCTION 1 @extschema@.fence_token_int2_cmp(@extschema@.fence_token, pg_catalog.int2),
+	OPERATOR 1 @extschema@.< (pg_catalog.int2, @extschema@.fence_token),
+	OPERATOR 2 @extschema@.<= (pg_catalog.int2, @extschema@.fence_token),
+	OPERATOR 3 @extschema@.= (pg_catalog.int2, @extschema@.fence_token),
+	OPERATOR 4 @extschema@.>= (pg_catalog.int2, @extschema@.fence_token),
+	OPERATOR 5 @extschema@.> (pg_catalog.int2, @extschema@.fence_token),
+	FUNCTION 1 @extschema@.int2_fence_token_cmp(pg_catalog.int2, @extschema@.fence_token),
+	FUNCTION 1 pg_catalog.btint2cmp(pg_catalog.int2, pg_catalog.int2);
+
+ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING hash ADD
+	OPERATOR 1 @extschema@.= (@extschema@.fence_token, pg_catalog.int2),
+	OPERATOR 1 @extschema@.= (pg_catalog.int2, @extschema@.fence_token),
+	FUNCTION 1 pg_catalog.hashint2(pg_catalog.int2),
+	FUNCTION 2 pg_catalog.hashint2extended(pg_catalog.int2, pg_catalog.int8);
