@@ -64,3 +64,37 @@ BEGIN READ ONLY;
 SELECT fence_advance_tokens(10);
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
+
+-- The end of the range, in a database of its own (its counter is used up
+-- at the end).  The sequence cannot take a whole block of 1024 past
+-- 2^63-1024, yet every token up to 2^63-1 is handed out, and nothing fails
+-- while tokens are left.  Tokens are shown as their distance below 2^63-1.
+CREATE DATABASE regress_counter_end;
+\c regress_counter_end
+SET client_min_messages = warning;
+CREATE EXTENSION fence;
+RESET client_min_messages;
+SELECT 9223372036854775807 - fence_advance_tokens(9223372036854775807 - 2000)::bigint
+  AS advanced_to_below_max;
+-- A whole block: the grants that reserve the next block ahead, which now
+-- reaches past the maximum, must still get their tokens.
+CREATE TEMP TABLE end1 AS
+  SELECT g, 9223372036854775807 - fence_try_lease('end:' || g, '1 minute')::bigint AS below_max
+    FROM generate_series(1, 1024) AS g;
+SELECT max(below_max) AS first, min(below_max) AS last, count(DISTINCT below_max) AS distinct_tokens
+  FROM end1;
+-- Within one block of the maximum, the counter can still be moved forward.
+SELECT 9223372036854775807 - fence_advance_tokens(9223372036854775807 - 500)::bigint
+  AS advanced_to_below_max;
+CREATE TEMP TABLE end2 AS
+  SELECT g, 9223372036854775807 - fence_try_lease('end2:' || g, '1 minute')::bigint AS below_max
+    FROM generate_series(1, 500) AS g;
+SELECT max(below_max) AS first, min(below_max) AS last, count(DISTINCT below_max) AS distinct_tokens
+  FROM end2;
+-- Every token is issued: the next grant fails, and says why.
+SELECT fence_try_lease('end:over', '1 minute');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence_advance_tokens(0) = 9223372036854775807 AS counter_at_max;
+SELECT last_value = 9223372036854775807 AS sequence_at_max FROM fence_token_counter;
+\c contrib_regression
+DROP DATABASE regress_counter_end;

@@ -32,6 +32,13 @@
  * would make it drop the lock for the I/O (see lease_table.c), and
  * concurrent backends do not each reserve a block when one runs out.
  *
+ * The range ends at the sequence's maximum, 2^63-1.  A nextval that would
+ * pass it fails, so near the end (see counter_reserve) no block is reserved
+ * ahead, and the last blocks, the final one shorter than the increment, are
+ * reserved under a lock that keeps other reservations out.  Only when every
+ * token up to the maximum has been issued does a grant fail (SQLSTATE
+ * 2200H, "the fencing token counter is exhausted").
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -45,6 +52,10 @@
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
+/*
+ * Private to the walsender machinery, but the only place the confirmed
+ * synchronous-standby LSN can be read: see counter_make_durable().
+ */
 #include "replication/walsender_private.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -65,11 +76,12 @@
 #define FENCE_COUNTER_LOW_WATER 256
 
 /*
- * The counter's OID in this backend's database and its INCREMENT (the block
- * size), cached until a relcache invalidation.
+ * The counter's OID in this backend's database, its INCREMENT (the block
+ * size) and its MAXVALUE, cached until a relcache invalidation.
  */
 static Oid	counter_relid = InvalidOid;
 static int64 counter_increment = 0;
+static int64 counter_max = 0;
 static bool counter_callback_registered = false;
 
 /* The block whose spare this backend is reserving, for clean-up on exit. */
@@ -111,12 +123,13 @@ counter_oid(void)
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "cache lookup failed for sequence %u", counter_relid);
 	counter_increment = ((Form_pg_sequence) GETSTRUCT(tuple))->seqincrement;
+	counter_max = ((Form_pg_sequence) GETSTRUCT(tuple))->seqmax;
 	ReleaseSysCache(tuple);
 	if (counter_increment < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the fence token counter must count upwards"),
-				 errdetail("Its increment is " INT64_FORMAT ".", counter_increment),
+				 errdetail("Its increment is %lld.", (long long) counter_increment),
 				 errhint("Restore it with ALTER SEQUENCE fence_token_counter INCREMENT BY 1024.")));
 	return counter_relid;
 }
@@ -170,8 +183,17 @@ counter_make_durable(Oid relid)
 
 		/*
 		 * A cancel ends the wait early with only a WARNING; a token that the
-		 * standby may not have must not be handed out.  The wait used the
-		 * write position for remote_write, the flush position otherwise.
+		 * standby may not have must not be handed out.  The public API
+		 * cannot tell the two endings apart: SyncRepWaitForLSN returns
+		 * nothing, clears QueryCancelPending itself before its WARNING, and
+		 * leaves MyProc->syncRepState at SYNC_REP_NOT_WAITING either way;
+		 * the position the synchronous standbys confirmed (after quorum or
+		 * priority selection) is kept only in WalSndCtl->lsn[], which
+		 * walsender_private.h declares.  SyncRepGetCandidateStandbys gives
+		 * each standby's positions but not that selection, which is static
+		 * in syncrep.c.  So read WalSndCtl->lsn[] under SyncRepLock, as
+		 * syncrep.c does.  The wait used the write position for
+		 * remote_write, the flush position otherwise.
 		 */
 		mode = (synchronous_commit == SYNCHRONOUS_COMMIT_REMOTE_WRITE) ?
 			SYNC_REP_WAIT_WRITE : SYNC_REP_WAIT_FLUSH;
@@ -212,14 +234,116 @@ block_take(FenceCounterBlock *block, FenceToken *token)
 }
 
 /*
- * Reserve the next block from the sequence, make it durable, and return its
- * last value (the block is the counter_increment values up to it).  Runs
- * with no LWLock or spinlock held; may ERROR.
+ * Read the counter's last value, or set it, as the counter's owner: the
+ * sequence functions check privileges on it, which only fence's own code
+ * has (the SQL function that got us here was checked already).  *called is
+ * false while the sequence has never handed out a value.
  */
 static int64
-counter_reserve(Oid relid)
+counter_as_owner(Oid relid, bool set, int64 value, bool *called)
 {
-	int64		last = nextval_internal(relid, false);
+	Relation	rel;
+	Oid			owner;
+	Oid			save_userid;
+	int			save_sec_context;
+	int64		result = value;
+
+	rel = relation_open(relid, AccessShareLock);
+	owner = rel->rd_rel->relowner;
+	relation_close(rel, NoLock);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	if (set)
+	{
+		DirectFunctionCall2(setval_oid, ObjectIdGetDatum(relid),
+							Int64GetDatum(value));
+		*called = true;
+	}
+	else
+	{
+		/* pg_sequence_last_value returns NULL until the first nextval */
+		LOCAL_FCINFO(fcinfo, 1);
+
+		InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
+		fcinfo->args[0].value = ObjectIdGetDatum(relid);
+		fcinfo->args[0].isnull = false;
+		result = DatumGetInt64(pg_sequence_last_value(fcinfo));
+		*called = !fcinfo->isnull;
+	}
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	return result;
+}
+
+/*
+ * Is a sequence at "last" close enough to its maximum that nextval could
+ * run past it?  Every backend reserves one block at a time, so outside
+ * MaxBackends + 1 blocks of the end, a nextval right after reading "last"
+ * cannot fail.
+ */
+static bool
+counter_near_end(int64 last)
+{
+	if (last >= counter_max)
+		return true;
+	return (counter_max - last) / counter_increment <= (int64) MaxBackends + 1;
+}
+
+/*
+ * Reserve the next block from the sequence and make it durable.  Returns
+ * its last token and sets *first to its first.  Runs with no LWLock or
+ * spinlock held; may ERROR.  With "ahead" (reserving the spare block),
+ * near the end of the range it reserves nothing and returns 0: the current
+ * block still has tokens, and the grant that empties it reserves under the
+ * lock below.
+ *
+ * Normally one nextval reserves the counter_increment values up to the one
+ * it returns.  Near the maximum a nextval could fail, and the last block is
+ * shorter than the increment, which nextval cannot hand out at all; so
+ * there the sequence is read and moved under ShareRowExclusiveLock, which
+ * conflicts with nextval's lock and with itself.  The lock is released as
+ * soon as the block is reserved (a sequence's value is not transactional);
+ * still, in that region a reservation waits for every transaction that
+ * reserved a block before it to end.
+ */
+static int64
+counter_reserve(Oid relid, bool ahead, int64 *first)
+{
+	bool		called;
+	int64		cur = counter_as_owner(relid, false, 0, &called);
+	int64		last;
+
+	if (!called || !counter_near_end(cur))
+	{
+		last = nextval_internal(relid, false);
+		*first = last - counter_increment + 1;
+	}
+	else if (ahead)
+		return 0;
+	else
+	{
+		LockRelationOid(relid, ShareRowExclusiveLock);
+		cur = counter_as_owner(relid, false, 0, &called);
+		if (cur >= counter_max)
+			ereport(ERROR,
+					(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+					 errmsg("the fencing token counter of database \"%s\" is exhausted",
+							get_database_name(MyDatabaseId)),
+					 errdetail("Every token up to %lld has been issued.",
+							   (long long) counter_max)));
+		if (counter_max - cur >= counter_increment)
+		{
+			last = nextval_internal(relid, false);
+			*first = last - counter_increment + 1;
+		}
+		else
+		{
+			counter_as_owner(relid, true, counter_max, &called);
+			*first = cur + 1;
+			last = counter_max;
+		}
+		UnlockRelationOid(relid, ShareRowExclusiveLock);
+	}
 
 	counter_make_durable(relid);
 	return last;
@@ -232,17 +356,47 @@ counter_reserve(Oid relid)
 static void
 counter_refill(Oid relid, FenceCounterBlock *block)
 {
-	int64		last = counter_reserve(relid);
+	int64		first;
+	int64		last = counter_reserve(relid, false, &first);
 
 	SpinLockAcquire(&block->mutex);
 	if (block->relid == relid && last > block->last)
 	{
-		block->issued = Max(block->issued, last - counter_increment);
+		block->issued = Max(block->issued, first - 1);
 		block->last = last;
 		if (block->spare_last <= last)
 			block->spare_first = block->spare_last = 0;
 	}
 	SpinLockRelease(&block->mutex);
+}
+
+/* An empty block of no counter. */
+static void
+block_clear(FenceCounterBlock *block, Oid relid)
+{
+	block->relid = relid;
+	block->reserving = false;
+	block->issued = 0;
+	block->last = 0;
+	block->spare_first = block->spare_last = 0;
+}
+
+/*
+ * Initialize a block in new shared memory, or empty it when its database
+ * slot is given to another database ("reuse": other backends may look at
+ * it, so under its spinlock).  stats.c holds the blocks, one per database
+ * slot, and calls this through the pointer fence.c gives it.
+ */
+void
+FenceCounterBlockInit(FenceCounterBlock *block, bool reuse)
+{
+	if (!reuse)
+		SpinLockInit(&block->mutex);
+	else
+		SpinLockAcquire(&block->mutex);
+	block_clear(block, InvalidOid);
+	if (reuse)
+		SpinLockRelease(&block->mutex);
 }
 
 /*
@@ -256,13 +410,7 @@ counter_lock_block(Oid relid)
 
 	SpinLockAcquire(&block->mutex);
 	if (block->relid != relid)
-	{
-		block->relid = relid;
-		block->reserving = false;
-		block->issued = 0;
-		block->last = 0;
-		block->spare_first = block->spare_last = 0;
-	}
+		block_clear(block, relid);
 	return block;
 }
 
@@ -355,13 +503,14 @@ FenceCounterReserveAhead(void)
 
 	PG_TRY();
 	{
-		int64		last = counter_reserve(relid);
+		int64		first;
+		int64		last = counter_reserve(relid, true, &first);
 
 		SpinLockAcquire(&block->mutex);
-		if (block->relid == relid && last > block->last &&
+		if (last != 0 && block->relid == relid && last > block->last &&
 			last > block->spare_last)
 		{
-			block->spare_first = last - counter_increment + 1;
+			block->spare_first = first;
 			block->spare_last = last;
 		}
 		block->reserving = false;
@@ -404,6 +553,7 @@ FenceCounterAdvance(FenceToken at_least)
 	Oid			relid;
 	FenceCounterBlock *block;
 	int64		last;
+	bool		called;
 	FenceToken	result;
 
 	require_writable();
@@ -421,42 +571,24 @@ FenceCounterAdvance(FenceToken at_least)
 	SpinLockRelease(&block->mutex);
 
 	/*
-	 * setval() could move the sequence back below a block that a concurrent
-	 * grant reserved between our nextval and our setval.  This lock, which
-	 * conflicts with nextval's RowExclusiveLock and with itself, keeps the
-	 * two apart; it is held to the end of the transaction.
+	 * Read the sequence and move it forward under a lock that conflicts
+	 * with nextval's RowExclusiveLock and with itself, so that no block is
+	 * reserved between the two (setval would then move the sequence back
+	 * below it).  Reading, not nextval, so that this works within a block
+	 * of the maximum.  The lock is held to the end of the transaction.
 	 */
 	LockRelationOid(relid, ShareRowExclusiveLock);
-
-	last = nextval_internal(relid, false);
-	if (last <= at_least)
-	{
-		Oid			save_userid;
-		int			save_sec_context;
-		Relation	rel;
-		Oid			owner;
-
-		/*
-		 * setval checks UPDATE privilege; the admin function's own privilege
-		 * was checked already, so act as the counter's owner.
-		 */
-		rel = relation_open(relid, AccessShareLock);
-		owner = rel->rd_rel->relowner;
-		relation_close(rel, NoLock);
-		GetUserIdAndSecContext(&save_userid, &save_sec_context);
-		SetUserIdAndSecContext(owner,
-							   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-		DirectFunctionCall2(setval_oid, ObjectIdGetDatum(relid), Int64GetDatum(at_least));
-		SetUserIdAndSecContext(save_userid, save_sec_context);
-	}
+	last = counter_as_owner(relid, false, 0, &called);
+	if (!called || last < at_least)
+		counter_as_owner(relid, true, at_least, &called);
 	counter_make_durable(relid);
 
+	/*
+	 * Every token up to at_least is now reserved by some block or skipped;
+	 * the next one comes from the spare block if it reaches past at_least,
+	 * else from a new block.
+	 */
 	block = counter_lock_block(relid);
-	if (last > at_least && last > block->last)
-	{
-		block->issued = Max(block->issued, last - counter_increment);
-		block->last = last;
-	}
 	block->issued = Max(block->issued, at_least);
 	if (block->spare_last <= Max(block->last, block->issued))
 		block->spare_first = block->spare_last = 0;

@@ -76,7 +76,7 @@ fence_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	FenceClockShmemInit();
-	FenceStatsShmemInit();
+	FenceStatsShmemInit(FenceCounterBlockInit);
 	FenceLeaseShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }

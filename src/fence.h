@@ -100,9 +100,9 @@ typedef enum FenceStat
 } FenceStat;
 
 /*
- * The durable counter's block of reserved tokens in one database (kept in
- * stats.c's per-database slot, used only by counter.c).  Tokens up to
- * "last" are durable; those above "issued" are not handed out yet.
+ * The durable counter's block of reserved tokens in one database: counter.c's
+ * (it initializes and uses it), kept in stats.c's per-database slot.  Tokens
+ * up to "last" are durable; those above "issued" are not handed out yet.
  */
 typedef struct FenceCounterBlock
 {
@@ -117,7 +117,9 @@ typedef struct FenceCounterBlock
 
 extern void FenceStatsShmemRequest(void);
 extern Size FenceStatsShmemSize(void);
-extern void FenceStatsShmemInit(void);
+/* counter.c's FenceCounterBlockInit; reuse: a slot given to another database */
+typedef void (*FenceCounterBlockInitFn) (FenceCounterBlock *block, bool reuse);
+extern void FenceStatsShmemInit(FenceCounterBlockInitFn init_block);
 extern void FenceStatsCount(FenceStat which);
 extern void FenceStatsAdd(FenceStat which, uint64 n);
 extern bool FenceStatsPublishGrant(FenceToken token);
@@ -127,6 +129,7 @@ extern int	FenceStatsDatabases(Oid **dbids);
 extern void FenceStatsForgetDatabase(Oid dbid);
 
 /* counter.c */
+extern void FenceCounterBlockInit(FenceCounterBlock *block, bool reuse);
 extern FenceToken FenceCounterNext(void);
 extern bool FenceCounterTryNext(FenceToken *token);
 extern void FenceCounterReserveAhead(void);

@@ -67,6 +67,12 @@ FenceStatsShmemSize(void)
 							 mul_size(fence_max_databases, sizeof(FenceDbSlot))));
 }
 
+/*
+ * counter.c's initializer of the counter block each slot holds, which
+ * fence.c hands to FenceStatsShmemInit (a module calls only those below it).
+ */
+static FenceCounterBlockInitFn init_counter_block = NULL;
+
 /* A slot as new: no database, no counts, no tokens. */
 static void
 reset_slot(FenceDbSlot *slot)
@@ -74,21 +80,19 @@ reset_slot(FenceDbSlot *slot)
 	pg_atomic_write_u64(&slot->max_granted, 0);
 	for (int j = 0; j < FENCE_NUM_STATS; j++)
 		pg_atomic_write_u64(&slot->counters[j], 0);
-	SpinLockAcquire(&slot->counter_block.mutex);
-	slot->counter_block.relid = InvalidOid;
-	slot->counter_block.reserving = false;
-	slot->counter_block.issued = 0;
-	slot->counter_block.last = 0;
-	slot->counter_block.spare_first = 0;
-	slot->counter_block.spare_last = 0;
-	SpinLockRelease(&slot->counter_block.mutex);
+	init_counter_block(&slot->counter_block, true);
 }
 
+/*
+ * Create the slots, or attach to them.  The counter's block in each slot
+ * is counter.c's: the caller passes counter.c's initializer.
+ */
 void
-FenceStatsShmemInit(void)
+FenceStatsShmemInit(FenceCounterBlockInitFn init_block)
 {
 	bool		found;
 
+	init_counter_block = init_block;
 	stats_shared = ShmemInitStruct("fence databases", FenceStatsShmemSize(), &found);
 	if (!found)
 	{
@@ -102,8 +106,7 @@ FenceStatsShmemInit(void)
 			pg_atomic_init_u64(&slot->max_granted, 0);
 			for (int j = 0; j < FENCE_NUM_STATS; j++)
 				pg_atomic_init_u64(&slot->counters[j], 0);
-			SpinLockInit(&slot->counter_block.mutex);
-			reset_slot(slot);
+			init_counter_block(&slot->counter_block, false);
 		}
 	}
 }
