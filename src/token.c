@@ -26,9 +26,6 @@
 
 #include "fence.h"
 
-#define FENCE_TOKEN_RANGE_HINT \
-	"A fencing token is a whole number from 0 to 9223372036854775807."
-
 /* A token from an integer: negative values are an error. */
 FenceToken
 FenceTokenFromInt64(int64 value)
@@ -36,7 +33,8 @@ FenceTokenFromInt64(int64 value)
 	if (value < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("fencing token cannot be negative: " INT64_FORMAT, value),
+				 errmsg("fencing token cannot be negative"),
+				 errdetail("The value is %lld.", (long long) value),
 				 errhint("Fencing tokens are 0 or greater; 0 means \"never fenced\".")));
 	return (FenceToken) value;
 }
@@ -82,7 +80,7 @@ fence_token_in(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("value \"%s\" is out of range for type fence_token", str),
-					 errhint(FENCE_TOKEN_RANGE_HINT)));
+					 errhint("A fencing token is a whole number from 0 to 9223372036854775807.")));
 		magnitude = magnitude * 10 + digit;
 		any_digit = true;
 	}
@@ -92,12 +90,12 @@ fence_token_in(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid input syntax for type fence_token: \"%s\"", str),
-				 errhint(FENCE_TOKEN_RANGE_HINT)));
+				 errhint("A fencing token is a whole number from 0 to 9223372036854775807.")));
 	if (negative && magnitude != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("value \"%s\" is out of range for type fence_token", str),
-				 errhint(FENCE_TOKEN_RANGE_HINT)));
+				 errhint("A fencing token is a whole number from 0 to 9223372036854775807.")));
 	PG_RETURN_FENCE_TOKEN((FenceToken) magnitude);
 }
 
