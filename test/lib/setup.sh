@@ -20,7 +20,7 @@
 #   FENCE_WORK  a fresh directory the test user owns (kept on failure)
 #   FENCE_BIN   the staged PostgreSQL bindir (initdb, postgres, psql, ...)
 #   FENCE_PGXS  the staged pgxs directory (pg_regress, isolation, TAP modules)
-#   FENCE_COPY  a copy of sql/, expected/ and test/ readable by the test user
+#   FENCE_COPY  a copy of sql/, expected/, test/ and doc/ readable by the test user
 #   FENCE_PG_MAJOR  the major version of the PostgreSQL under test
 
 FENCE_DEBIAN_PG_VERSION=15
@@ -192,7 +192,7 @@ fence_setup() {
 	FENCE_PGXS=$stage$FENCE_PG_PGXSDIR
 	FENCE_COPY=$FENCE_WORK/src
 	mkdir -p "$FENCE_COPY"
-	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_COPY/"
+	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_SRC/doc" "$FENCE_COPY/"
 	# What the package and layering tests read.
 	mkdir -p "$FENCE_COPY/src"
 	cp -a "$FENCE_SRC"/src/*.c "$FENCE_SRC"/src/*.h "$FENCE_SRC/src/sql" "$FENCE_COPY/src/"
