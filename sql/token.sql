@@ -281,6 +281,10 @@ SELECT fence_current_token() AS from_int4;
 SELECT fence_use_token(3000000000);
 SELECT fence_current_token() AS from_int8;
 COMMIT;
+SELECT fence_release('token:none', 33::smallint) AS int2_token,
+       fence_release('token:none', 33) AS int4_token,
+       fence_release('token:none', 3000000000) AS int8_token,
+       fence_release(42, 33::smallint) AS int_key_int2_token;
 
 --
 -- btree and hash operator classes.
