@@ -276,10 +276,13 @@ counter_as_owner(Oid relid, bool set, int64 value, bool *called)
 }
 
 /*
- * Is a sequence at "last" close enough to its maximum that nextval could
- * run past it?  Every backend reserves one block at a time, so outside
- * MaxBackends + 1 blocks of the end, a nextval right after reading "last"
- * cannot fail.
+ * Is a sequence at "last" close enough to its maximum that a nextval soon
+ * after could run past it?  A backend reserves one block at a time, so at
+ * most MaxBackends reservations run at once: outside MaxBackends + 1
+ * blocks of the end, a nextval right after reading "last" fails only if
+ * backends finished several reservations each (each with a WAL flush) in
+ * between.  Should that ever happen, the grant fails with nextval's error;
+ * no token is handed out twice either way.
  */
 static bool
 counter_near_end(int64 last)
