@@ -303,11 +303,16 @@ counter_near_end(int64 last)
  * Normally one nextval reserves the counter_increment values up to the one
  * it returns.  Near the maximum a nextval could fail, and the last block is
  * shorter than the increment, which nextval cannot hand out at all; so
- * there the sequence is read and moved under ShareRowExclusiveLock, which
- * conflicts with nextval's lock and with itself.  The lock is released as
- * soon as the block is reserved (a sequence's value is not transactional);
- * still, in that region a reservation waits for every transaction that
- * reserved a block before it to end.
+ * there reservations take turns under ShareUpdateExclusiveLock on the
+ * sequence, which conflicts with itself and with fence_advance_tokens'
+ * ShareRowExclusiveLock, but not with the RowExclusiveLock that every
+ * nextval keeps to the end of its transaction (waiting for those would
+ * wait for other grants' transactions to end, and two of them could wait
+ * for each other).  The read and the nextval or setval that follows need
+ * no more: a plain nextval elsewhere is atomic, and the setval happens only
+ * when no whole block is left, when no nextval can succeed.  The lock is
+ * released as soon as the block is reserved (a sequence's value is not
+ * transactional), before the WAL flush.
  */
 static int64
 counter_reserve(Oid relid, bool ahead, int64 *first)
@@ -325,7 +330,7 @@ counter_reserve(Oid relid, bool ahead, int64 *first)
 		return 0;
 	else
 	{
-		LockRelationOid(relid, ShareRowExclusiveLock);
+		LockRelationOid(relid, ShareUpdateExclusiveLock);
 		cur = counter_as_owner(relid, false, 0, &called);
 		if (cur >= counter_max)
 			ereport(ERROR,
@@ -345,7 +350,7 @@ counter_reserve(Oid relid, bool ahead, int64 *first)
 			*first = cur + 1;
 			last = counter_max;
 		}
-		UnlockRelationOid(relid, ShareRowExclusiveLock);
+		UnlockRelationOid(relid, ShareUpdateExclusiveLock);
 	}
 
 	counter_make_durable(relid);
