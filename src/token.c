@@ -8,8 +8,9 @@
  * the wire, but it is a type of its own so that it can only be compared,
  * never computed with, and so that a negative value can never get in.  It
  * compares with int8, int4 and int2 on either side, so an integer parameter
- * of any width works against a fence_token column without a cast (src/sql/token.sql has the
- * operators, operator classes, casts and aggregates).
+ * of any width works against a fence_token column without a cast
+ * (src/sql/token.sql has the operators, operator classes, casts and
+ * aggregates).
  *
  *-------------------------------------------------------------------------
  */
@@ -166,7 +167,7 @@ fence_token_from_int2(PG_FUNCTION_ARGS)
 
 /*
  * Comparisons.  Every argument is widened to int64 and compared signed: a
- * token is never negative, so a negative int8 or int4 comes out below every
+ * token is never negative, so a negative integer comes out below every
  * token, which is the right answer (a cast to fence_token would instead
  * raise an error).  One macro makes the six operators and the btree
  * comparison function for one pair of argument types.
