@@ -1574,7 +1574,19 @@ fence_enforce(PG_FUNCTION_ARGS)
 	{
 		FenceLeaseStatus status;
 
-		FenceRequirePreload();
+		/*
+		 * Strict mode reads this server's lease table.  Without the library
+		 * preloaded there is none, and preloading it on a server that only
+		 * stores fenced rows would not help: its table never sees the leases
+		 * another server grants.  So the hint says where strict mode works.
+		 */
+		if (!fence_preloaded)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("strict mode of table \"%s\" needs this server's lease table",
+							RelationGetRelationName(rel)),
+					 errdetail("The fence library was not loaded at server start, so this server has no lease table in which to check the write's lease."),
+					 errhint("Strict mode works only on the server that grants the leases, with fence in shared_preload_libraries; on a server that only stores fenced rows, protect the table without strict.")));
 		if (key == NULL)
 			key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
 		if (strict_still_held(key, keylen, token))

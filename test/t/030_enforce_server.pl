@@ -3,7 +3,7 @@
 # still work): the library is loaded on first use in each backend, the
 # trigger's rule holds with tokens from the statement and from
 # fence_use_token, and only strict mode, which needs the shared lease table,
-# fails with 55000 and a hint naming the setting.
+# fails with 55000 and a hint that says where strict mode works.
 use strict;
 use warnings;
 
@@ -64,8 +64,8 @@ $node->safe_psql('postgres',
 		UPDATE channels SET retention_days = 91 WHERE id = 7;
 		COMMIT;});
 is($state, '55000', 'not preloaded: a strict write fails with 55000');
-like($err, qr/HINT:\s+Add fence to shared_preload_libraries/,
-	'not preloaded: and the hint names the setting');
+like($err, qr/HINT:\s+Strict mode works only on the server that grants the leases, with fence in shared_preload_libraries/,
+	'not preloaded: and the hint says where strict mode works, naming the setting');
 
 # Writes without a token are untouched; the row is as the accepted writes left it.
 is($node->safe_psql('postgres', q{SELECT retention_days, fence FROM channels}),

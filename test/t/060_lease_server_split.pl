@@ -111,7 +111,8 @@ SELECT fence_protect('exports', lease => 'job-{id}', strict => true);});
 my ($state, $err) = sql_state($store_b, 'postgres',
 	"BEGIN; SELECT fence_use_token($t3); UPDATE exports SET id = id WHERE id = 1; COMMIT;");
 is($state, '55000', 'a strict trigger on B (not preloaded) fails with 55000');
-note "B's message for a strict write: $err";
+like($err, qr/HINT:\s+Strict mode works only on the server that grants the leases.*protect the table without strict/,
+	'and its hint says that strict mode works only on the lease server');
 ($state, $err) = sql_state($store_c, 'postgres',
 	"BEGIN; SELECT fence_use_token($t3); UPDATE exports SET id = id WHERE id = 1; COMMIT;");
 is($state, 'LF002', "a strict trigger on C rejects even the live holder of A's lease");
