@@ -149,6 +149,18 @@ SELECT fence_breaker_report('rate', true);
 SELECT fence_breaker_report('rate', false);	-- the first failure is gone
 SELECT state, consec, wcalls, wfails FROM pg_temp.b WHERE breaker = 'rate';
 
+-- With failure_rate NULL the window rule is off: only consecutive
+-- failures trip (a window of 2 at a rate of 0.5 would have tripped at once).
+SELECT decision FROM fence_breaker_allow('norate', failure_threshold => 3, failure_rate => NULL, window_size => 2);
+SELECT fence_breaker_report('norate', false);
+SELECT fence_breaker_report('norate', false);
+SELECT fence_breaker_report('norate', true);
+SELECT fence_breaker_report('norate', false);
+SELECT fence_breaker_report('norate', false);
+SELECT state, consec, wcalls, wfails FROM pg_temp.b WHERE breaker = 'norate';
+SELECT failure_rate IS NULL AS rate_off FROM fence_breakers WHERE breaker = 'norate';
+SELECT fence_breaker_report('norate', false);
+
 -- A probe token reported to a closed breaker is ignored and not counted.
 SELECT fence_breaker_report('rate', false, '12345'::fence_token);
 SELECT state, consec, wcalls, wfails, failures FROM pg_temp.b WHERE breaker = 'rate';

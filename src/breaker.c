@@ -85,7 +85,7 @@ typedef struct BreakerConfig
 {
 	int32		failure_threshold;
 	int32		window_size;
-	double		failure_rate;
+	double		failure_rate;	/* 0: the rate rule is off */
 	int64		open_for;		/* microseconds */
 	int64		max_open_for;
 	int64		probe_ttl;
@@ -269,19 +269,15 @@ get_config(FunctionCallInfo fcinfo, BreakerConfig *config)
 
 	config->failure_threshold = get_int_in_range(fcinfo, 1, "failure_threshold",
 												 1, 1000000);
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("breaker parameter \"%s\" must not be NULL", "failure_rate"),
-				 errhint("Omit it to use its default.")));
-	rate = PG_GETARG_FLOAT8(2);
-	if (isnan(rate) || rate <= 0.0 || rate > 1.0)
+	/* NULL turns the rate rule off: only consecutive failures trip. */
+	rate = PG_ARGISNULL(2) ? 0.0 : PG_GETARG_FLOAT8(2);
+	if (!PG_ARGISNULL(2) && (isnan(rate) || rate <= 0.0 || rate > 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("breaker parameter \"%s\" is out of range", "failure_rate"),
 				 errdetail("The value given was %g; it must be greater than 0 and at most 1.",
 						   rate),
-				 errhint("Pass 1 to trip on the rate only when every call in the window failed.")));
+				 errhint("Pass NULL to trip on consecutive failures only.")));
 	config->failure_rate = rate;
 	config->window_size = get_int_in_range(fcinfo, 3, "window_size",
 										   1, BREAKER_MAX_WINDOW);
@@ -403,7 +399,7 @@ record_closed_outcome(Breaker *b, bool success, TimestampTz now)
 
 	if (!success &&
 		(b->consecutive_failures >= b->config.failure_threshold ||
-		 (b->window_len == size &&
+		 (b->config.failure_rate > 0.0 && b->window_len == size &&
 		  (double) window_failures(b) >= b->config.failure_rate * size)))
 	{
 		b->trips++;
@@ -876,7 +872,10 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 		values[4] = Int32GetDatum(c->window_len);
 		values[5] = Int32GetDatum(window_failures(c));
 		values[6] = Int32GetDatum(c->config.failure_threshold);
-		values[7] = Float8GetDatum(c->config.failure_rate);
+		if (c->config.failure_rate > 0.0)
+			values[7] = Float8GetDatum(c->config.failure_rate);
+		else
+			nulls[7] = true;
 		values[8] = Int32GetDatum(c->config.window_size);
 		if (c->opened_at != 0)
 			values[9] = TimestampTzGetDatum(c->opened_at);
