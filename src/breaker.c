@@ -839,16 +839,30 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 	FenceRequirePreload();
 	InitMaterializedSRF(fcinfo, 0);
 
-	/* Copy under the lock; look up names and privileges without it. */
-	copy = palloc(sizeof(Breaker) * Max(fence_max_breakers, 1));
-	LWLockAcquire(breaker_shared->lock, LW_SHARED);
-	hash_seq_init(&seq, breaker_hash);
-	while ((b = hash_seq_search(&seq)) != NULL)
+	/*
+	 * Copy under the lock; look up names and privileges without it.  The
+	 * copy is sized from an unlocked look at the count, and taken again in
+	 * the rare case that breakers were added meanwhile (no palloc with the
+	 * lock held).
+	 */
+	for (;;)
 	{
-		if (n < fence_max_breakers)
-			copy[n++] = *b;
+		int			room = breaker_shared->count + 16;
+
+		copy = palloc(sizeof(Breaker) * room);
+		LWLockAcquire(breaker_shared->lock, LW_SHARED);
+		if (breaker_shared->count <= room)
+		{
+			hash_seq_init(&seq, breaker_hash);
+			while ((b = hash_seq_search(&seq)) != NULL)
+				copy[n++] = *b;
+			LWLockRelease(breaker_shared->lock);
+			break;
+		}
+		LWLockRelease(breaker_shared->lock);
+		pfree(copy);
+		CHECK_FOR_INTERRUPTS();
 	}
-	LWLockRelease(breaker_shared->lock);
 
 	for (int i = 0; i < n; i++)
 	{
