@@ -101,6 +101,20 @@ SELECT * FROM pg_temp.probe_fails('60 seconds');
 SELECT * FROM pg_temp.probe_fails('100 seconds');
 SELECT * FROM pg_temp.probe_fails('99 seconds');	-- too early: not a probe
 
+-- Without max_open_for, the cap is 10 minutes, or open_for if longer.
+SELECT decision FROM fence_breaker_allow('long', failure_threshold => 1, open_for => '1 hour');
+SELECT fence_breaker_report('long', false);
+SELECT fence_advance_clock('1 hour');
+SELECT pg_temp.rel(probe_token) AS l FROM fence_breaker_allow('long', failure_threshold => 1, open_for => '1 hour') \gset
+SELECT fence_breaker_report('long', false, (:l + :base)::text::fence_token);
+SELECT state, open_for FROM pg_temp.b WHERE breaker = 'long';
+SELECT decision FROM fence_breaker_allow('short', failure_threshold => 1, open_for => '8 minutes');
+SELECT fence_breaker_report('short', false);
+SELECT fence_advance_clock('8 minutes');
+SELECT pg_temp.rel(probe_token) AS s FROM fence_breaker_allow('short', failure_threshold => 1, open_for => '8 minutes') \gset
+SELECT fence_breaker_report('short', false, (:s + :base)::text::fence_token);
+SELECT state, open_for FROM pg_temp.b WHERE breaker = 'short';
+
 -- A probe that stalls past its TTL: its lease runs out, the next caller
 -- probes with a larger token and the dependency is still down, so the
 -- breaker reopens.  The first probe's call then returns and reports
@@ -219,6 +233,7 @@ SELECT fence_breaker_allow('prov', open_for => '0');
 SELECT fence_breaker_allow('prov', open_for => '-1 second');
 SELECT fence_breaker_allow('prov', open_for => '1 month');
 SELECT fence_breaker_allow('prov', open_for => NULL);
+SELECT fence_breaker_allow('prov', max_open_for => '0');
 SELECT fence_breaker_allow('prov', open_for => '10 minutes', max_open_for => '5 minutes');
 SELECT fence_breaker_allow('prov', probe_ttl => '2 days');
 SELECT fence_breaker_allow('prov', open_for => '100000 days', max_open_for => '100000 days');

@@ -282,7 +282,11 @@ get_config(FunctionCallInfo fcinfo, BreakerConfig *config)
 	config->window_size = get_int_in_range(fcinfo, 3, "window_size",
 										   1, BREAKER_MAX_WINDOW);
 	config->open_for = get_positive_duration(fcinfo, 4, "open_for");
-	config->max_open_for = get_positive_duration(fcinfo, 5, "max_open_for");
+	/* NULL: ten minutes, or open_for if that is longer. */
+	if (PG_ARGISNULL(5))
+		config->max_open_for = Max(config->open_for, 600 * USECS_PER_SEC);
+	else
+		config->max_open_for = get_positive_duration(fcinfo, 5, "max_open_for");
 	config->probe_ttl = get_positive_duration(fcinfo, 6, "probe_ttl");
 	if (config->max_open_for < config->open_for)
 		ereport(ERROR,

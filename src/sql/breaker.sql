@@ -6,14 +6,15 @@
 
 -- Ask before calling the dependency: 'call', 'probe' (with the probe's
 -- token, to pass to fence_breaker_report) or 'fail_fast' (with retry_at).
--- The settings given here are the breaker's from this call on.
+-- The settings given here are the breaker's from this call on; max_open_for
+-- NULL is 10 minutes, or open_for if that is longer.
 CREATE FUNCTION @extschema@.fence_breaker_allow(
 	breaker pg_catalog.text,
 	failure_threshold pg_catalog.int4 DEFAULT 5,
 	failure_rate pg_catalog.float8 DEFAULT 0.5,
 	window_size pg_catalog.int4 DEFAULT 20,
 	open_for pg_catalog.interval DEFAULT '30 seconds',
-	max_open_for pg_catalog.interval DEFAULT '10 minutes',
+	max_open_for pg_catalog.interval DEFAULT NULL,
 	probe_ttl pg_catalog.interval DEFAULT '30 seconds',
 	OUT decision pg_catalog.text,
 	OUT probe_token @extschema@.fence_token,
