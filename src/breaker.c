@@ -565,6 +565,7 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 							   key.name),
 					 errhint("Ask the breaker on the primary, in a read-write transaction.")));
 
+		memset(&req, 0, sizeof(req));
 		probe_key(&key, namelen, lease_key, &req.keylen);
 		snprintf(owner, sizeof(owner), "breaker probe %d/%llu",
 				 MyProcPid, (unsigned long long) ++probe_attempts);
@@ -574,8 +575,6 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 		req.scope = FENCE_SCOPE_DETACHED;
 		req.ttl = config.probe_ttl;
 		req.wait = false;
-		req.has_deadline = false;
-		req.deadline = 0;
 		FenceLeaseAcquire(&req, &grant);
 
 		LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
