@@ -1,4 +1,5 @@
-# Circuit breakers across a restart, and their capacity.
+# Circuit breakers across a restart, and their capacity (070: the breaker
+# tests).  Needs fence.max_breakers, a postmaster setting.
 #
 # Breakers live in shared memory only.  Proven: after a clean restart and
 # after an immediate stop, every breaker is gone: an open one answers
