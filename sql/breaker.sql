@@ -194,14 +194,23 @@ SELECT decision FROM fence_breaker_allow('slow');
 
 -- Other roles may ask and report, but not reset, and see other roles'
 -- breaker names as NULL (like fence_leases).
+SELECT decision FROM fence_breaker_allow('secret', failure_threshold => 1);
+SELECT fence_breaker_report('secret', false);
+SELECT fence_advance_clock('30 seconds');
+SELECT decision FROM fence_breaker_allow('secret', failure_threshold => 1);
+SELECT state, probe IS NOT NULL AS has_probe_token FROM pg_temp.b WHERE breaker = 'secret';
 CREATE ROLE breaker_user;
 SET ROLE breaker_user;
 SELECT decision FROM fence_breaker_allow('mine');
 SELECT fence_breaker_report('mine', true);
-SELECT breaker, state FROM fence_breakers WHERE database = current_database() ORDER BY breaker NULLS LAST, state;
+SELECT breaker, state, probe_token FROM fence_breakers WHERE database = current_database() ORDER BY breaker NULLS LAST, state;
+-- (the probe lease of 'secret' is another role's lease in fence_leases too)
+SELECT key, token, owner, scope FROM fence_leases
+ WHERE database = current_database() AND expires_at = '2024-03-01 11:13:55+00';
 SELECT fence_breaker_reset('mine');
 RESET ROLE;
 SELECT fence_breaker_reset('mine');
+SELECT fence_breaker_reset('secret');
 DROP ROLE breaker_user;
 
 -- A probe takes a lease, which issues a token: not in a read-only

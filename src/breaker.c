@@ -818,7 +818,10 @@ usecs_interval(int64 usecs)
 	return iv;
 }
 
-/* The same rule as fence_leases: another role's names are private. */
+/*
+ * The same rule as fence_leases: another role's breaker names and probe
+ * tokens are private.
+ */
 static bool
 may_see_breaker(Oid roleid)
 {
@@ -873,6 +876,7 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 		Datum		values[BREAKER_VIEW_COLS];
 		bool		nulls[BREAKER_VIEW_COLS] = {0};
 		char	   *dbname = get_database_name(c->key.dbid);
+		bool		visible;
 
 		CHECK_FOR_INTERRUPTS();
 
@@ -880,7 +884,8 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 			nulls[0] = true;
 		else
 			values[0] = DirectFunctionCall1(namein, CStringGetDatum(dbname));
-		if (may_see_breaker(c->roleid))
+		visible = may_see_breaker(c->roleid);
+		if (visible)
 			values[1] = PointerGetDatum(cstring_to_text_with_len(c->key.name, c->namelen));
 		else
 			nulls[1] = true;
@@ -906,7 +911,7 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 			values[11] = IntervalPGetDatum(usecs_interval(c->open_period));
 		else
 			nulls[11] = true;
-		if (c->probe_token != 0)
+		if (c->probe_token != 0 && visible)
 		{
 			values[12] = FenceTokenGetDatum(c->probe_token);
 			values[13] = TimestampTzGetDatum(c->probe_expires_at);

@@ -40,8 +40,8 @@ REVOKE ALL ON FUNCTION @extschema@.fence_breaker_reset(pg_catalog.text) FROM PUB
 COMMENT ON FUNCTION @extschema@.fence_breaker_reset(pg_catalog.text)
 	IS 'forget a shared circuit breaker (it reads as closed again) and free its probe lease';
 
--- Every breaker of the server.  The name of a breaker created by another
--- role shows as NULL unless you are a superuser, a member of
+-- Every breaker of the server.  The name and probe token of a breaker
+-- created by another role show as NULL unless you are a superuser, a member of
 -- pg_read_all_stats, or a member of that role.
 CREATE FUNCTION @extschema@.fence_breakers_all(
 	OUT database pg_catalog.name,
