@@ -99,7 +99,9 @@ SELECT state, open_for, open_until FROM pg_temp.b WHERE breaker = 'cap';
 SELECT * FROM pg_temp.probe_fails('30 seconds');
 SELECT * FROM pg_temp.probe_fails('60 seconds');
 SELECT * FROM pg_temp.probe_fails('100 seconds');
+\set VERBOSITY terse
 SELECT * FROM pg_temp.probe_fails('99 seconds');	-- too early: not a probe
+\set VERBOSITY default
 
 -- Without max_open_for, the cap is 10 minutes, or open_for if longer.
 SELECT decision FROM fence_breaker_allow('long', failure_threshold => 1, open_for => '1 hour');
