@@ -63,6 +63,14 @@
 #define BREAKER_KEY_PREFIX_LEN	(sizeof(BREAKER_KEY_PREFIX) - 1)
 #define BREAKER_MAX_WINDOW		64	/* one bit per call in a uint64 */
 
+/*
+ * Every probe lease has this owner.  Two callers that race for the same
+ * probe may therefore see "granted" and "extended": only a grant (a new
+ * token) makes a probe, so the second caller fails fast and the first one's
+ * lease merely lasts a moment longer.
+ */
+#define BREAKER_PROBE_OWNER		"breaker probe"
+
 StaticAssertDecl(BREAKER_KEY_PREFIX_LEN + FENCE_MAX_BREAKER_NAME <= FENCE_MAX_KEY_LEN,
 				 "a breaker's probe lease key must fit in a lease key");
 
@@ -122,9 +130,6 @@ typedef struct BreakerShared
 
 static BreakerShared *breaker_shared = NULL;
 static HTAB *breaker_hash = NULL;
-
-/* Makes each probe's lease owner unique, so that no caller extends another's. */
-static uint64 probe_attempts = 0;
 
 /* ---------- shared memory ---------- */
 
@@ -552,7 +557,6 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 	if (decision == DECIDE_TRY_PROBE)
 	{
 		char		lease_key[FENCE_MAX_KEY_LEN + 1];
-		char		owner[FENCE_MAX_OWNER_LEN + 1];
 		FenceLeaseRequest req;
 		FenceLeaseGrant grant;
 
@@ -567,11 +571,9 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 
 		memset(&req, 0, sizeof(req));
 		probe_key(&key, namelen, lease_key, &req.keylen);
-		snprintf(owner, sizeof(owner), "breaker probe %d/%llu",
-				 MyProcPid, (unsigned long long) ++probe_attempts);
 		req.key = lease_key;
-		req.owner = owner;
-		req.ownerlen = strlen(owner);
+		req.owner = BREAKER_PROBE_OWNER;
+		req.ownerlen = strlen(BREAKER_PROBE_OWNER);
 		req.scope = FENCE_SCOPE_DETACHED;
 		req.ttl = config.probe_ttl;
 		req.wait = false;
