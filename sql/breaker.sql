@@ -5,8 +5,9 @@ CREATE EXTENSION IF NOT EXISTS fence;
 RESET client_min_messages;
 
 -- Tokens are compared to a base, since other tests use the same counter;
--- the notices about stale probes name whole tokens, so start at a round one.
-SELECT fence_advance_tokens(1000000)::text::bigint AS base \gset
+-- the notices about stale probes name whole tokens, so start at a round one
+-- (below the one the counter test moves to).
+SELECT fence_advance_tokens(500000)::text::bigint AS base \gset
 CREATE TEMP TABLE base AS SELECT :base AS b;
 CREATE FUNCTION pg_temp.rel(t fence_token) RETURNS bigint
 	LANGUAGE sql AS $$ SELECT t::text::bigint - b FROM base $$;
@@ -180,6 +181,10 @@ SELECT fence_breaker_report('norate', false);
 -- A probe token reported to a closed breaker is ignored and not counted.
 SELECT fence_breaker_report('rate', false, '12345'::fence_token);
 SELECT state, consec, wcalls, wfails, failures FROM pg_temp.b WHERE breaker = 'rate';
+-- A name of the full 64 bytes is named whole in the notice.
+SELECT fence_breaker_report(repeat('n', 63) || 'z', false, '777'::fence_token);
+SELECT length(breaker) FROM fence_breakers WHERE breaker LIKE 'nnn%';
+SELECT fence_breaker_reset(repeat('n', 63) || 'z');
 
 -- Reset (admin only) forgets a breaker and frees its probe lease.
 SELECT fence_advance_clock('10 minutes');

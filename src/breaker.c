@@ -81,7 +81,10 @@ typedef enum BreakerState
 	BREAKER_HALF_OPEN
 } BreakerState;
 
-/* The hash key: zero-padded, hashed and compared as bytes. */
+/*
+ * The hash key: zero-padded, hashed and compared as bytes.  A name of the
+ * full length has no terminating zero: print it with pnstrdup().
+ */
 typedef struct BreakerKey
 {
 	Oid			dbid;
@@ -531,15 +534,20 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 	BreakerDecision decision;
 	TimestampTz retry_at = 0;
 	FenceToken	token = 0;
-	TupleDesc	tupdesc;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		values[3];
 	bool		nulls[3] = {0};
 
 	FenceRequirePreload();
 	get_name(fcinfo, 0, &key, &namelen);
 	get_config(fcinfo, &config);
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+
+	/*
+	 * One row, returned as a set (RETURNS TABLE).  The result set is made
+	 * before anything changes, so that little is left to fail between
+	 * granting a probe and handing its token to the caller.
+	 */
+	InitMaterializedSRF(fcinfo, 0);
 
 	LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
 	b = find_or_create(&key, namelen, &config, FenceNow());
@@ -566,7 +574,7 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 					 errmsg("cannot take a breaker probe in a read-only transaction"),
 					 errdetail("Breaker \"%s\" is due for a probe, and the probe's lease issues a fencing token, which is written to WAL.",
-							   key.name),
+							   pnstrdup(key.name, namelen)),
 					 errhint("Ask the breaker on the primary, in a read-write transaction.")));
 
 		memset(&req, 0, sizeof(req));
@@ -639,8 +647,8 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 			values[2] = TimestampTzGetDatum(retry_at);
 			break;
 	}
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
-													  values, nulls)));
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
 }
 
 /* ---------- fence_breaker_report ---------- */
@@ -762,14 +770,16 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	{
 		if (current_probe != 0)
 			ereport(NOTICE,
-					(errmsg("stale probe report for breaker \"%s\" ignored", key.name),
+					(errmsg("stale probe report for breaker \"%s\" ignored",
+							pnstrdup(key.name, namelen)),
 					 errdetail("The report carries probe token %lld; the breaker is %s and waits for probe token %lld.",
 							   (long long) token, state_name(state),
 							   (long long) current_probe),
 					 errhint("The probe's lease ran out before it reported, and another caller probed since.")));
 		else
 			ereport(NOTICE,
-					(errmsg("stale probe report for breaker \"%s\" ignored", key.name),
+					(errmsg("stale probe report for breaker \"%s\" ignored",
+							pnstrdup(key.name, namelen)),
 					 errdetail("The report carries probe token %lld; the breaker is %s and waits for no probe.",
 							   (long long) token, state_name(state)),
 					 errhint("The probe already reported, its lease ran out and another probe decided, or the breaker was reset.")));

@@ -4,8 +4,9 @@
 -- forgets them: they come back closed).  The half-open probe is a detached
 -- lease on the key 'breaker:<name>'.
 
--- Ask before calling the dependency: 'call', 'probe' (with the probe's
--- token, to pass to fence_breaker_report) or 'fail_fast' (with retry_at).
+-- Ask before calling the dependency: one row, 'call', 'probe' (with the
+-- probe's token, to pass to fence_breaker_report) or 'fail_fast' (with
+-- retry_at).
 -- The settings given here are the breaker's from this call on; max_open_for
 -- NULL is 10 minutes, or open_for if that is longer.
 CREATE FUNCTION @extschema@.fence_breaker_allow(
@@ -15,11 +16,8 @@ CREATE FUNCTION @extschema@.fence_breaker_allow(
 	window_size pg_catalog.int4 DEFAULT 20,
 	open_for pg_catalog.interval DEFAULT '30 seconds',
 	max_open_for pg_catalog.interval DEFAULT NULL,
-	probe_ttl pg_catalog.interval DEFAULT '30 seconds',
-	OUT decision pg_catalog.text,
-	OUT probe_token @extschema@.fence_token,
-	OUT retry_at pg_catalog.timestamptz)
-	RETURNS pg_catalog.record
+	probe_ttl pg_catalog.interval DEFAULT '30 seconds')
+	RETURNS TABLE (decision pg_catalog.text, probe_token @extschema@.fence_token, retry_at pg_catalog.timestamptz)
 	AS 'MODULE_PATHNAME', 'fence_breaker_allow' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_breaker_allow(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval)
 	IS 'ask a shared circuit breaker whether to call its dependency: call, probe (with a probe token) or fail_fast (with the time to retry)';
