@@ -25,7 +25,8 @@ OBJS = \
 	src/session.o \
 	src/lease_sql.o \
 	src/enforce.o \
-	src/extension.o
+	src/extension.o \
+	src/breaker.o
 
 # The install script of the current version is assembled from one piece per
 # concern, in this order (a later piece may use what an earlier one created).
@@ -40,7 +41,8 @@ SQL_PARTS = \
 	src/sql/lease.sql \
 	src/sql/stats.sql \
 	src/sql/enforce.sql \
-	src/sql/comments.sql
+	src/sql/comments.sql \
+	src/sql/breaker.sql
 
 DATA_built = fence--$(EXTVERSION).sql
 DATA = \

@@ -60,8 +60,10 @@ fence_shmem_request(void)
 	RequestAddinShmemSpace(add_size(FenceClockShmemSize(),
 									add_size(FenceStatsShmemSize(),
 											 FenceLeaseShmemSize())));
+	RequestAddinShmemSpace(FenceBreakerShmemSize());
 	FenceStatsShmemRequest();
 	FenceLeaseShmemRequest();
+	FenceBreakerShmemRequest();
 }
 
 /*
@@ -78,5 +80,6 @@ fence_shmem_startup(void)
 	FenceClockShmemInit();
 	FenceStatsShmemInit(FenceCounterBlockInit);
 	FenceLeaseShmemInit();
+	FenceBreakerShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }

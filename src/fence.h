@@ -8,6 +8,7 @@
  *
  *	fence.c			_PG_init and the shared-memory hooks; wires the rest
  *	enforce.c		the fence_enforce() trigger and its COMMIT-time check
+ *	breaker.c		shared circuit breakers; a probe is a lease
  *	lease_sql.c		SQL-callable lease functions, views and clock controls
  *	session.c		what this backend holds, the token in effect, clean-up
  *	lease_table.c	the shared-memory lease table: grant, release, wait
@@ -41,6 +42,8 @@
 #define FENCE_MAX_KEY_LEN		200
 /* A detached lease's owner name is 1 to this many bytes. */
 #define FENCE_MAX_OWNER_LEN		48
+/* A circuit breaker's name is 1 to this many bytes. */
+#define FENCE_MAX_BREAKER_NAME	64
 
 /*
  * A fencing token is a non-negative int64; 0 means "never fenced".  It is
@@ -66,6 +69,7 @@ extern int	fence_restart_grace_ms;
 extern int	fence_max_databases;
 extern int	fence_max_leases_per_role;
 extern bool fence_log_lease_waits;
+extern int	fence_max_breakers;
 extern void FenceGucInit(void);
 
 /* token.c */
@@ -277,5 +281,10 @@ extern void FenceSessionUseToken(FenceToken token, const char *key,
 
 /* enforce.c */
 extern void FenceEnforceInit(void);
+
+/* breaker.c */
+extern void FenceBreakerShmemRequest(void);
+extern Size FenceBreakerShmemSize(void);
+extern void FenceBreakerShmemInit(void);
 
 #endif							/* FENCE_H */

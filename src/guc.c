@@ -22,6 +22,7 @@ int			fence_restart_grace_ms = 0;
 int			fence_max_databases = 1024;
 int			fence_max_leases_per_role = 1000;
 bool		fence_log_lease_waits = false;
+int			fence_max_breakers = 1024;
 
 void
 FenceGucInit(void)
@@ -112,6 +113,17 @@ FenceGucInit(void)
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fence.max_breakers",
+							"Capacity of the shared circuit-breaker table.",
+							"Each breaker takes about 240 bytes of shared memory.",
+							&fence_max_breakers,
+							1024,
+							16,
+							1024 * 1024,
+							startup_context,
+							0,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("fence");
 }

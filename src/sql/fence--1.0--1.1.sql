@@ -365,3 +365,73 @@ ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING hash ADD
 	OPERATOR 1 @extschema@.= (pg_catalog.int2, @extschema@.fence_token),
 	FUNCTION 1 pg_catalog.hashint2(pg_catalog.int2),
 	FUNCTION 2 pg_catalog.hashint2extended(pg_catalog.int2, pg_catalog.int8);
+
+-- Shared circuit breakers (src/sql/breaker.sql).
+
+-- Ask before calling the dependency: one row, 'call', 'probe' (with the
+-- probe's token, to pass to fence_breaker_report) or 'fail_fast' (with
+-- retry_at).
+-- The settings given here are the breaker's from this call on; max_open_for
+-- NULL is 10 minutes, or open_for if that is longer.
+CREATE FUNCTION @extschema@.fence_breaker_allow(
+	breaker pg_catalog.text,
+	failure_threshold pg_catalog.int4 DEFAULT 5,
+	failure_rate pg_catalog.float8 DEFAULT 0.5,
+	window_size pg_catalog.int4 DEFAULT 20,
+	open_for pg_catalog.interval DEFAULT '30 seconds',
+	max_open_for pg_catalog.interval DEFAULT NULL,
+	probe_ttl pg_catalog.interval DEFAULT '30 seconds')
+	RETURNS TABLE (decision pg_catalog.text, probe_token @extschema@.fence_token, retry_at pg_catalog.timestamptz)
+	AS 'MODULE_PATHNAME', 'fence_breaker_allow' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.fence_breaker_allow(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval)
+	IS 'ask a shared circuit breaker whether to call its dependency: call, probe (with a probe token) or fail_fast (with the time to retry)';
+
+-- Tell the breaker how the call went; returns its state afterwards.  A probe
+-- passes its probe token; a report with a stale probe token is ignored.
+CREATE FUNCTION @extschema@.fence_breaker_report(breaker pg_catalog.text, success pg_catalog.bool, probe_token @extschema@.fence_token DEFAULT NULL)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'fence_breaker_report' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.fence_breaker_report(pg_catalog.text, pg_catalog.bool, @extschema@.fence_token)
+	IS 'report the outcome of a call allowed by a shared circuit breaker; returns the breaker''s state';
+
+-- Admin: forget a breaker (closed again) and free its probe lease.
+CREATE FUNCTION @extschema@.fence_breaker_reset(breaker pg_catalog.text)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'fence_breaker_reset' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_reset(pg_catalog.text) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_reset(pg_catalog.text)
+	IS 'forget a shared circuit breaker (it reads as closed again) and free its probe lease';
+
+-- Every breaker of the server.  The name and probe token of a breaker
+-- created by another role show as NULL unless you are a superuser, a member of
+-- pg_read_all_stats, or a member of that role.
+CREATE FUNCTION @extschema@.fence_breakers_all(
+	OUT database pg_catalog.name,
+	OUT breaker pg_catalog.text,
+	OUT state pg_catalog.text,
+	OUT consecutive_failures pg_catalog.int4,
+	OUT window_calls pg_catalog.int4,
+	OUT window_failures pg_catalog.int4,
+	OUT failure_threshold pg_catalog.int4,
+	OUT failure_rate pg_catalog.float8,
+	OUT window_size pg_catalog.int4,
+	OUT opened_at pg_catalog.timestamptz,
+	OUT open_until pg_catalog.timestamptz,
+	OUT open_for pg_catalog.interval,
+	OUT probe_token @extschema@.fence_token,
+	OUT probe_expires_at pg_catalog.timestamptz,
+	OUT changed_at pg_catalog.timestamptz,
+	OUT trips pg_catalog.int8,
+	OUT fast_failures pg_catalog.int8,
+	OUT successes pg_catalog.int8,
+	OUT failures pg_catalog.int8)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_breakers_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.fence_breakers_all()
+	IS 'every shared circuit breaker of the server; the fence_breakers view';
+
+CREATE VIEW @extschema@.fence_breakers AS
+	SELECT * FROM @extschema@.fence_breakers_all();
+GRANT SELECT ON @extschema@.fence_breakers TO PUBLIC;
+COMMENT ON VIEW @extschema@.fence_breakers
+	IS 'every shared circuit breaker of the server: state, counts and times';

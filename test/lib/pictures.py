@@ -52,6 +52,8 @@ PANEL_NOTE = {
     "advisory": "PostgreSQL's advisory lock",
     "fenced": "fence's lease, and the fence trigger on the table",
     "strict": "fence's lease, and the trigger with strict => true (the lease must be live)",
+    "alone": "no shared state: each worker finds out for itself",
+    "breaker": "fence's circuit breaker, shared by all workers; the one probe holds a lease",
 }
 
 
@@ -276,7 +278,12 @@ def lock_label(lock, token, variant):
 
 def panel_kind(rec, variant):
     if variant != "today":
+        if any(h["variant"] == variant and h["lock"].startswith("breaker:")
+               for h in rec["holds"]):
+            return "breaker"
         return variant if variant in PANEL_NOTE else "fenced"
+    if not any(h["variant"] == "today" for h in rec["holds"]):
+        return "alone"
     for h in rec["holds"]:
         if h["variant"] == "today" and h["lock"].startswith("advisory lock"):
             return "advisory"

@@ -1,0 +1,942 @@
+/*-------------------------------------------------------------------------
+ *
+ * breaker.c
+ *		Circuit breakers shared by every session of the server: one state per
+ *		(database, breaker name), so that many workers learn of a dead
+ *		dependency once and probe it once.
+ *
+ * A breaker is closed (calls go through), open (callers fail fast until
+ * open_until), or half-open (one probe call is in flight).  Closed trips to
+ * open after failure_threshold consecutive failures, or when the last
+ * window_size reported calls hold a failure rate of at least failure_rate.
+ * When the open time has passed, the next caller becomes the probe: the
+ * right to probe is a detached lease on the key "breaker:<name>" with the
+ * probe TTL, taken from the lease table, and its fencing token names the
+ * probe.  A probe that dies or stalls past its TTL leaves the lease free
+ * for the next caller; the stale probe's report carries an older token and
+ * is ignored.  The probe's success closes the breaker; its failure reopens
+ * it for twice the previous open time, capped at max_open_for.
+ *
+ * Every time is read from the lease clock (FenceNow()), so the virtual test
+ * clock drives breakers exactly as it drives leases.  The table lives in
+ * shared memory only: a server restart forgets every breaker (they come
+ * back closed).
+ *
+ * Shared memory: a dynahash of fence.max_breakers entries, protected by
+ * one LWLock (tranche "fence_breakers").  The number of entries is counted
+ * under that lock and capped at fence.max_breakers, so the capacity is
+ * exact even though a shared dynahash could borrow spare shared memory.
+ *
+ * Lock order: the breaker lock is never held while calling into the lease
+ * table (which takes its partition locks and may do I/O for a token), nor
+ * across an ereport.  Taking a probe is therefore three steps: decide under
+ * the breaker lock that a probe is due, take the lease with no lock held,
+ * then record the probe under the lock again if the breaker still wants
+ * one (else give the lease back).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_authid.h"
+#include "commands/dbcommands.h"
+#include "common/int.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
+
+#include "fence.h"
+
+#define BREAKER_TRANCHE			"fence_breakers"
+#define BREAKER_KEY_PREFIX		"breaker:"
+#define BREAKER_KEY_PREFIX_LEN	(sizeof(BREAKER_KEY_PREFIX) - 1)
+#define BREAKER_MAX_WINDOW		64	/* one bit per call in a uint64 */
+
+/*
+ * Every probe lease has this owner.  Two callers that race for the same
+ * probe may therefore see "granted" and "extended": only a grant (a new
+ * token) makes a probe, so the second caller fails fast and the first one's
+ * lease merely lasts a moment longer.
+ */
+#define BREAKER_PROBE_OWNER		"breaker probe"
+
+StaticAssertDecl(BREAKER_KEY_PREFIX_LEN + FENCE_MAX_BREAKER_NAME <= FENCE_MAX_KEY_LEN,
+				 "a breaker's probe lease key must fit in a lease key");
+
+typedef enum BreakerState
+{
+	BREAKER_CLOSED = 0,
+	BREAKER_OPEN,
+	BREAKER_HALF_OPEN
+} BreakerState;
+
+/*
+ * The hash key: zero-padded, hashed and compared as bytes.  A name of the
+ * full length has no terminating zero: print it with pnstrdup().
+ */
+typedef struct BreakerKey
+{
+	Oid			dbid;
+	char		name[FENCE_MAX_BREAKER_NAME];
+} BreakerKey;
+
+/* Settings, as given by the latest fence_breaker_allow() call. */
+typedef struct BreakerConfig
+{
+	int32		failure_threshold;
+	int32		window_size;
+	double		failure_rate;	/* 0: the rate rule is off */
+	int64		open_for;		/* microseconds */
+	int64		max_open_for;
+	int64		probe_ttl;
+} BreakerConfig;
+
+typedef struct Breaker
+{
+	BreakerKey	key;
+	Oid			roleid;			/* who created it (view privacy) */
+	uint8		state;			/* BreakerState */
+	uint8		namelen;
+	uint8		window_len;		/* outcomes in the window, <= window_size */
+	uint8		window_pos;		/* next bit to write */
+	int32		consecutive_failures;
+	uint64		window_bits;	/* 1 = failure */
+	BreakerConfig config;
+	int64		open_period;	/* the current or last open time, usecs */
+	TimestampTz opened_at;		/* last trip or reopen; 0 = never */
+	TimestampTz open_until;
+	TimestampTz changed_at;		/* last change of state */
+	FenceToken	probe_token;	/* the half-open probe's lease; 0 = none */
+	TimestampTz probe_expires_at;
+	int64		trips;			/* closed -> open */
+	int64		fast_failures;	/* fail_fast answers */
+	int64		successes;		/* reports counted */
+	int64		failures;
+} Breaker;
+
+typedef struct BreakerShared
+{
+	LWLock	   *lock;
+	int32		count;			/* entries in the hash */
+} BreakerShared;
+
+static BreakerShared *breaker_shared = NULL;
+static HTAB *breaker_hash = NULL;
+
+/* ---------- shared memory ---------- */
+
+void
+FenceBreakerShmemRequest(void)
+{
+	RequestNamedLWLockTranche(BREAKER_TRANCHE, 1);
+}
+
+Size
+FenceBreakerShmemSize(void)
+{
+	return add_size(MAXALIGN(sizeof(BreakerShared)),
+					hash_estimate_size(fence_max_breakers, sizeof(Breaker)));
+}
+
+void
+FenceBreakerShmemInit(void)
+{
+	bool		found;
+	HASHCTL		info;
+
+	breaker_shared = ShmemInitStruct("fence breakers", sizeof(BreakerShared), &found);
+	if (!found)
+	{
+		breaker_shared->lock = &(GetNamedLWLockTranche(BREAKER_TRANCHE))->lock;
+		breaker_shared->count = 0;
+	}
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(BreakerKey);
+	info.entrysize = sizeof(Breaker);
+	breaker_hash = ShmemInitHash("fence breaker table",
+								 fence_max_breakers, fence_max_breakers,
+								 &info, HASH_ELEM | HASH_BLOBS);
+}
+
+/* ---------- arguments ---------- */
+
+static void
+get_name(FunctionCallInfo fcinfo, int argno, BreakerKey *key, int *namelen)
+{
+	text	   *t;
+	int			len;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker name must not be NULL"),
+				 errhint("Name the dependency the breaker guards, for example 'provider:openai'.")));
+	t = PG_GETARG_TEXT_PP(argno);
+	len = VARSIZE_ANY_EXHDR(t);
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker name must not be empty"),
+				 errhint("A breaker name is 1 to %d bytes of text.", FENCE_MAX_BREAKER_NAME)));
+	if (len > FENCE_MAX_BREAKER_NAME)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker name is too long"),
+				 errdetail("The name is %d bytes; the limit is %d bytes.",
+						   len, FENCE_MAX_BREAKER_NAME)));
+	memset(key, 0, sizeof(*key));
+	key->dbid = MyDatabaseId;
+	memcpy(key->name, VARDATA_ANY(t), len);
+	*namelen = len;
+}
+
+static char *
+interval_string(Interval *iv)
+{
+	return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(iv)));
+}
+
+/*
+ * A positive duration in microseconds.  "param" is the SQL parameter's name
+ * (an identifier, not prose).
+ */
+static int64
+get_positive_duration(FunctionCallInfo fcinfo, int argno, const char *param)
+{
+	Interval   *iv;
+	int64		usecs;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker parameter \"%s\" must not be NULL", param),
+				 errhint("Omit it to use its default.")));
+	iv = PG_GETARG_INTERVAL_P(argno);
+	if (iv->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker parameter \"%s\" cannot be given in months or years", param),
+				 errdetail("The value given was %s; a month has no fixed length.",
+						   interval_string(iv)),
+				 errhint("Give it in days, hours, minutes or seconds.")));
+	if (pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY, &usecs) ||
+		pg_add_s64_overflow(usecs, iv->time, &usecs) ||
+		usecs > (int64) INT_MAX * USECS_PER_SEC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker parameter \"%s\" is out of range", param),
+				 errdetail("The value given was %s.", interval_string(iv))));
+	if (usecs <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker parameter \"%s\" must be greater than zero", param),
+				 errdetail("The value given was %s.", interval_string(iv))));
+	return usecs;
+}
+
+static int32
+get_int_in_range(FunctionCallInfo fcinfo, int argno, const char *param,
+				 int32 min, int32 max)
+{
+	int32		value;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker parameter \"%s\" must not be NULL", param),
+				 errhint("Omit it to use its default.")));
+	value = PG_GETARG_INT32(argno);
+	if (value < min || value > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker parameter \"%s\" is out of range", param),
+				 errdetail("The value given was %d; it must be between %d and %d.",
+						   value, min, max)));
+	return value;
+}
+
+/*
+ * fence_breaker_allow's settings: failure_threshold 1, failure_rate 2,
+ * window_size 3, open_for 4, max_open_for 5, probe_ttl 6.
+ */
+static void
+get_config(FunctionCallInfo fcinfo, BreakerConfig *config)
+{
+	double		rate;
+
+	config->failure_threshold = get_int_in_range(fcinfo, 1, "failure_threshold",
+												 1, 1000000);
+	/* NULL turns the rate rule off: only consecutive failures trip. */
+	rate = PG_ARGISNULL(2) ? 0.0 : PG_GETARG_FLOAT8(2);
+	if (!PG_ARGISNULL(2) && (isnan(rate) || rate <= 0.0 || rate > 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker parameter \"%s\" is out of range", "failure_rate"),
+				 errdetail("The value given was %g; it must be greater than 0 and at most 1.",
+						   rate),
+				 errhint("Pass NULL to trip on consecutive failures only.")));
+	config->failure_rate = rate;
+	config->window_size = get_int_in_range(fcinfo, 3, "window_size",
+										   1, BREAKER_MAX_WINDOW);
+	config->open_for = get_positive_duration(fcinfo, 4, "open_for");
+	/* NULL: ten minutes, or open_for if that is longer. */
+	if (PG_ARGISNULL(5))
+		config->max_open_for = Max(config->open_for, 600 * USECS_PER_SEC);
+	else
+		config->max_open_for = get_positive_duration(fcinfo, 5, "max_open_for");
+	config->probe_ttl = get_positive_duration(fcinfo, 6, "probe_ttl");
+	if (config->max_open_for < config->open_for)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker parameter \"%s\" must not be less than \"%s\"",
+						"max_open_for", "open_for"),
+				 errdetail("open_for is %s; max_open_for is %s.",
+						   interval_string(PG_GETARG_INTERVAL_P(4)),
+						   interval_string(PG_GETARG_INTERVAL_P(5)))));
+	if (config->probe_ttl > (int64) fence_max_ttl_s * USECS_PER_SEC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker parameter \"%s\" exceeds fence.max_ttl", "probe_ttl"),
+				 errdetail("The value given was %s; fence.max_ttl is %s.",
+						   interval_string(PG_GETARG_INTERVAL_P(6)),
+						   GetConfigOptionByName("fence.max_ttl", NULL, false)),
+				 errhint("A probe lease is a lease: its TTL obeys the same limit.")));
+}
+
+static void
+default_config(BreakerConfig *config)
+{
+	config->failure_threshold = 5;
+	config->failure_rate = 0.5;
+	config->window_size = 20;
+	config->open_for = 30 * USECS_PER_SEC;
+	config->max_open_for = 600 * USECS_PER_SEC;
+	config->probe_ttl = 30 * USECS_PER_SEC;
+}
+
+/* ---------- the state machine (breaker lock held, must not ERROR) ---------- */
+
+static const char *
+state_name(uint8 state)
+{
+	switch ((BreakerState) state)
+	{
+		case BREAKER_CLOSED:
+			return "closed";
+		case BREAKER_OPEN:
+			return "open";
+		case BREAKER_HALF_OPEN:
+			return "half_open";
+	}
+	return "unknown";
+}
+
+static TimestampTz
+add_usecs(TimestampTz t, int64 usecs)
+{
+	TimestampTz result;
+
+	if (pg_add_s64_overflow(t, usecs, &result) || !IS_VALID_TIMESTAMP(result))
+		return DT_NOEND;
+	return result;
+}
+
+static void
+clear_window(Breaker *b)
+{
+	b->consecutive_failures = 0;
+	b->window_bits = 0;
+	b->window_len = 0;
+	b->window_pos = 0;
+}
+
+static int
+window_failures(const Breaker *b)
+{
+	return pg_popcount64(b->window_bits);
+}
+
+static void
+open_breaker(Breaker *b, TimestampTz now, int64 period)
+{
+	b->state = BREAKER_OPEN;
+	b->open_period = Min(period, b->config.max_open_for);
+	b->opened_at = now;
+	b->open_until = add_usecs(now, b->open_period);
+	b->changed_at = now;
+	b->probe_token = 0;
+	b->probe_expires_at = 0;
+	clear_window(b);
+}
+
+/* A counted outcome of a call made while closed; may trip the breaker. */
+static void
+record_closed_outcome(Breaker *b, bool success, TimestampTz now)
+{
+	uint64		bit = UINT64CONST(1) << b->window_pos;
+	int			size = b->config.window_size;
+
+	/* The window may have shrunk since the last call: start it afresh. */
+	if (b->window_len > size || b->window_pos >= size)
+	{
+		b->window_bits = 0;
+		b->window_len = 0;
+		b->window_pos = 0;
+		bit = 1;
+	}
+	if (success)
+	{
+		b->window_bits &= ~bit;
+		b->consecutive_failures = 0;
+	}
+	else
+	{
+		b->window_bits |= bit;
+		b->consecutive_failures++;
+	}
+	if (b->window_len < size)
+		b->window_len++;
+	b->window_pos = (b->window_pos + 1) % size;
+
+	if (!success &&
+		(b->consecutive_failures >= b->config.failure_threshold ||
+		 (b->config.failure_rate > 0.0 && b->window_len == size &&
+		  (double) window_failures(b) >= b->config.failure_rate * size)))
+	{
+		b->trips++;
+		open_breaker(b, now, b->config.open_for);
+	}
+}
+
+static void
+init_breaker(Breaker *b, int namelen, const BreakerConfig *config,
+			 TimestampTz now)
+{
+	b->roleid = GetUserId();
+	b->state = BREAKER_CLOSED;
+	b->namelen = (uint8) namelen;
+	clear_window(b);
+	b->config = *config;
+	b->open_period = 0;
+	b->opened_at = 0;
+	b->open_until = 0;
+	b->changed_at = now;
+	b->probe_token = 0;
+	b->probe_expires_at = 0;
+	b->trips = 0;
+	b->fast_failures = 0;
+	b->successes = 0;
+	b->failures = 0;
+}
+
+/*
+ * Find the breaker, or create it (closed).  With the lock held exclusively;
+ * when the table is full, returns NULL and the caller reports it after
+ * releasing the lock.
+ */
+static Breaker *
+find_or_create(const BreakerKey *key, int namelen, const BreakerConfig *config,
+			   TimestampTz now)
+{
+	Breaker    *b;
+	bool		found;
+
+	b = hash_search(breaker_hash, key, HASH_FIND, NULL);
+	if (b)
+		return b;
+	if (breaker_shared->count >= fence_max_breakers)
+		return NULL;
+	b = hash_search(breaker_hash, key, HASH_ENTER_NULL, &found);
+	if (b == NULL)
+		return NULL;
+	Assert(!found);
+	breaker_shared->count++;
+	init_breaker(b, namelen, config, now);
+	return b;
+}
+
+static void
+report_table_full(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("the fence breaker table is full"),
+			 errdetail("All %d breaker slots (fence.max_breakers) are in use.",
+					   fence_max_breakers),
+			 errhint("Reset breakers that are no longer used with fence_breaker_reset(), or raise fence.max_breakers and restart the server.")));
+}
+
+static void
+probe_key(const BreakerKey *key, int namelen, char *buf, int *keylen)
+{
+	memcpy(buf, BREAKER_KEY_PREFIX, BREAKER_KEY_PREFIX_LEN);
+	memcpy(buf + BREAKER_KEY_PREFIX_LEN, key->name, namelen);
+	*keylen = BREAKER_KEY_PREFIX_LEN + namelen;
+	buf[*keylen] = '\0';
+}
+
+/* ---------- fence_breaker_allow ---------- */
+
+typedef enum BreakerDecision
+{
+	DECIDE_CALL,
+	DECIDE_PROBE,
+	DECIDE_FAIL_FAST,
+	DECIDE_TRY_PROBE			/* a probe is due: try to take its lease */
+} BreakerDecision;
+
+/* Under the lock: what to tell the caller now, with no probe taken. */
+static BreakerDecision
+decide(Breaker *b, TimestampTz now, TimestampTz *retry_at)
+{
+	switch ((BreakerState) b->state)
+	{
+		case BREAKER_CLOSED:
+			return DECIDE_CALL;
+		case BREAKER_OPEN:
+			if (now < b->open_until)
+			{
+				*retry_at = b->open_until;
+				return DECIDE_FAIL_FAST;
+			}
+			return DECIDE_TRY_PROBE;
+		case BREAKER_HALF_OPEN:
+			if (now < b->probe_expires_at)
+			{
+				*retry_at = b->probe_expires_at;
+				return DECIDE_FAIL_FAST;
+			}
+			/* The probe's lease ran out before it reported: probe again. */
+			return DECIDE_TRY_PROBE;
+	}
+	return DECIDE_CALL;
+}
+
+PG_FUNCTION_INFO_V1(fence_breaker_allow);
+Datum
+fence_breaker_allow(PG_FUNCTION_ARGS)
+{
+	BreakerKey	key;
+	int			namelen;
+	BreakerConfig config;
+	Breaker    *b;
+	BreakerDecision decision;
+	TimestampTz retry_at = 0;
+	FenceToken	token = 0;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+
+	FenceRequirePreload();
+	get_name(fcinfo, 0, &key, &namelen);
+	get_config(fcinfo, &config);
+
+	/*
+	 * One row, returned as a set (RETURNS TABLE).  The result set is made
+	 * before anything changes, so that little is left to fail between
+	 * granting a probe and handing its token to the caller.
+	 */
+	InitMaterializedSRF(fcinfo, 0);
+
+	LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
+	b = find_or_create(&key, namelen, &config, FenceNow());
+	if (b == NULL)
+	{
+		LWLockRelease(breaker_shared->lock);
+		report_table_full();
+	}
+	b->config = config;
+	decision = decide(b, FenceNow(), &retry_at);
+	if (decision == DECIDE_FAIL_FAST)
+		b->fast_failures++;
+	LWLockRelease(breaker_shared->lock);
+
+	if (decision == DECIDE_TRY_PROBE)
+	{
+		char		lease_key[FENCE_MAX_KEY_LEN + 1];
+		FenceLeaseRequest req;
+		FenceLeaseGrant grant;
+
+		/* A probe's lease issues a durable token, as any grant does. */
+		if (RecoveryInProgress() || XactReadOnly)
+			ereport(ERROR,
+					(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+					 errmsg("cannot take a breaker probe in a read-only transaction"),
+					 errdetail("Breaker \"%s\" is due for a probe, and the probe's lease issues a fencing token, which is written to WAL.",
+							   pnstrdup(key.name, namelen)),
+					 errhint("Ask the breaker on the primary, in a read-write transaction.")));
+
+		memset(&req, 0, sizeof(req));
+		probe_key(&key, namelen, lease_key, &req.keylen);
+		req.key = lease_key;
+		req.owner = BREAKER_PROBE_OWNER;
+		req.ownerlen = strlen(BREAKER_PROBE_OWNER);
+		req.scope = FENCE_SCOPE_DETACHED;
+		req.ttl = config.probe_ttl;
+		req.wait = false;
+		FenceLeaseAcquire(&req, &grant);
+
+		LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
+		b = hash_search(breaker_hash, &key, HASH_FIND, NULL);
+		if (b == NULL)
+		{
+			/* Reset meanwhile: a forgotten breaker is a closed one. */
+			decision = DECIDE_CALL;
+		}
+		else
+		{
+			TimestampTz now = FenceNow();
+
+			decision = decide(b, now, &retry_at);
+			if (decision == DECIDE_TRY_PROBE &&
+				grant.outcome == FENCE_ACQUIRE_GRANTED)
+			{
+				b->state = BREAKER_HALF_OPEN;
+				b->probe_token = grant.token;
+				b->probe_expires_at = grant.expires_at;
+				b->changed_at = now;
+				token = grant.token;
+				decision = DECIDE_PROBE;
+			}
+			else if (decision == DECIDE_TRY_PROBE)
+			{
+				/*
+				 * Another caller holds the probe lease but has not recorded
+				 * it yet (or the restart grace period refuses every grant):
+				 * it is not this caller's turn.
+				 */
+				decision = DECIDE_FAIL_FAST;
+				retry_at = add_usecs(now, config.probe_ttl);
+			}
+			if (decision == DECIDE_FAIL_FAST)
+				b->fast_failures++;
+		}
+		LWLockRelease(breaker_shared->lock);
+
+		/* Granted but not needed any more: give the lease straight back. */
+		if (grant.outcome == FENCE_ACQUIRE_GRANTED && decision != DECIDE_PROBE)
+			(void) FenceLeaseRelease(lease_key, req.keylen, grant.token);
+	}
+
+	switch (decision)
+	{
+		case DECIDE_CALL:
+			values[0] = CStringGetTextDatum("call");
+			nulls[1] = nulls[2] = true;
+			break;
+		case DECIDE_PROBE:
+			values[0] = CStringGetTextDatum("probe");
+			values[1] = FenceTokenGetDatum(token);
+			nulls[2] = true;
+			break;
+		case DECIDE_FAIL_FAST:
+		case DECIDE_TRY_PROBE:
+			values[0] = CStringGetTextDatum("fail_fast");
+			nulls[1] = true;
+			values[2] = TimestampTzGetDatum(retry_at);
+			break;
+	}
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
+
+/* ---------- fence_breaker_report ---------- */
+
+typedef enum ReportOutcome
+{
+	REPORT_COUNTED,
+	REPORT_NOT_COUNTED,			/* a plain call's late outcome, open breaker */
+	REPORT_STALE_PROBE			/* a probe token that is not the current one */
+} ReportOutcome;
+
+PG_FUNCTION_INFO_V1(fence_breaker_report);
+Datum
+fence_breaker_report(PG_FUNCTION_ARGS)
+{
+	BreakerKey	key;
+	int			namelen;
+	bool		success;
+	bool		has_token;
+	FenceToken	token = 0;
+	FenceToken	current_probe = 0;
+	FenceToken	release_token = 0;
+	BreakerConfig defaults;
+	Breaker    *b;
+	ReportOutcome outcome = REPORT_COUNTED;
+	uint8		state;
+	TimestampTz now;
+
+	FenceRequirePreload();
+	get_name(fcinfo, 0, &key, &namelen);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker call outcome must not be NULL"),
+				 errhint("Pass true when the call succeeded, false when it failed.")));
+	success = PG_GETARG_BOOL(1);
+	has_token = !PG_ARGISNULL(2);
+	if (has_token)
+	{
+		token = PG_GETARG_FENCE_TOKEN(2);
+		if (token <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("probe token must be greater than zero"),
+					 errhint("Pass the probe_token that fence_breaker_allow() returned, or NULL after a plain call.")));
+	}
+	default_config(&defaults);
+
+	LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
+	now = FenceNow();
+	b = find_or_create(&key, namelen, &defaults, now);
+	if (b == NULL)
+	{
+		LWLockRelease(breaker_shared->lock);
+		report_table_full();
+	}
+	current_probe = b->probe_token;
+
+	if (has_token)
+	{
+		/*
+		 * Only the probe the breaker waits for may move it.  A probe whose
+		 * lease ran out and was taken over, a probe from before a reset, or
+		 * one that already reported, is stale.  (A probe whose lease ran out
+		 * with nobody taking over is still the breaker's probe: its news is
+		 * the freshest there is.)
+		 */
+		if (b->state != BREAKER_HALF_OPEN || b->probe_token != token)
+			outcome = REPORT_STALE_PROBE;
+		else
+		{
+			release_token = b->probe_token;
+			b->probe_token = 0;
+			b->probe_expires_at = 0;
+			if (success)
+			{
+				b->state = BREAKER_CLOSED;
+				b->changed_at = now;
+				b->open_period = 0;
+				clear_window(b);
+			}
+			else
+			{
+				int64		period;
+
+				if (pg_mul_s64_overflow(Max(b->open_period, b->config.open_for),
+										2, &period))
+					period = b->config.max_open_for;
+				open_breaker(b, now, period);
+			}
+		}
+	}
+	else if (b->state == BREAKER_CLOSED)
+		record_closed_outcome(b, success, now);
+	else
+		outcome = REPORT_NOT_COUNTED;
+
+	if (outcome == REPORT_COUNTED)
+	{
+		if (success)
+			b->successes++;
+		else
+			b->failures++;
+	}
+	state = b->state;
+	LWLockRelease(breaker_shared->lock);
+
+	/* The probe is over: free its lease for the next one. */
+	if (release_token != 0)
+	{
+		char		lease_key[FENCE_MAX_KEY_LEN + 1];
+		int			keylen;
+
+		probe_key(&key, namelen, lease_key, &keylen);
+		(void) FenceLeaseRelease(lease_key, keylen, release_token);
+	}
+
+	if (outcome == REPORT_STALE_PROBE)
+	{
+		if (current_probe != 0)
+			ereport(NOTICE,
+					(errmsg("stale probe report for breaker \"%s\" ignored",
+							pnstrdup(key.name, namelen)),
+					 errdetail("The report carries probe token %lld; the breaker is %s and waits for probe token %lld.",
+							   (long long) token, state_name(state),
+							   (long long) current_probe),
+					 errhint("The probe's lease ran out before it reported, and another caller probed since.")));
+		else
+			ereport(NOTICE,
+					(errmsg("stale probe report for breaker \"%s\" ignored",
+							pnstrdup(key.name, namelen)),
+					 errdetail("The report carries probe token %lld; the breaker is %s and waits for no probe.",
+							   (long long) token, state_name(state)),
+					 errhint("The probe already reported, its lease ran out and another probe decided, or the breaker was reset.")));
+	}
+
+	PG_RETURN_TEXT_P(cstring_to_text(state_name(state)));
+}
+
+/* ---------- fence_breaker_reset ---------- */
+
+/*
+ * Admin: forget the breaker (it reads as closed until used again) and free
+ * its probe lease, whoever holds it.  True if the breaker existed.
+ */
+PG_FUNCTION_INFO_V1(fence_breaker_reset);
+Datum
+fence_breaker_reset(PG_FUNCTION_ARGS)
+{
+	BreakerKey	key;
+	int			namelen;
+	bool		found;
+	char		lease_key[FENCE_MAX_KEY_LEN + 1];
+	int			keylen;
+	FenceToken	broken;
+
+	FenceRequirePreload();
+	get_name(fcinfo, 0, &key, &namelen);
+
+	LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
+	found = hash_search(breaker_hash, &key, HASH_REMOVE, NULL) != NULL;
+	if (found)
+		breaker_shared->count--;
+	LWLockRelease(breaker_shared->lock);
+
+	probe_key(&key, namelen, lease_key, &keylen);
+	(void) FenceLeaseBreak(lease_key, keylen, &broken);
+	PG_RETURN_BOOL(found);
+}
+
+/* ---------- the fence_breakers view ---------- */
+
+static Interval *
+usecs_interval(int64 usecs)
+{
+	Interval   *iv = palloc0(sizeof(Interval));
+
+	iv->time = usecs;
+	return iv;
+}
+
+/*
+ * The same rule as fence_leases: another role's breaker names and probe
+ * tokens are private.
+ */
+static bool
+may_see_breaker(Oid roleid)
+{
+	return superuser() ||
+		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS) ||
+		has_privs_of_role(GetUserId(), roleid);
+}
+
+#define BREAKER_VIEW_COLS 19
+
+PG_FUNCTION_INFO_V1(fence_breakers_all);
+Datum
+fence_breakers_all(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Breaker    *copy;
+	int			n = 0;
+	HASH_SEQ_STATUS seq;
+	Breaker    *b;
+
+	FenceRequirePreload();
+	InitMaterializedSRF(fcinfo, 0);
+
+	/*
+	 * Copy under the lock; look up names and privileges without it.  The
+	 * copy is sized from an unlocked look at the count, and taken again in
+	 * the rare case that breakers were added meanwhile (no palloc with the
+	 * lock held).
+	 */
+	for (;;)
+	{
+		int			room = breaker_shared->count + 16;
+
+		copy = palloc(sizeof(Breaker) * room);
+		LWLockAcquire(breaker_shared->lock, LW_SHARED);
+		if (breaker_shared->count <= room)
+		{
+			hash_seq_init(&seq, breaker_hash);
+			while ((b = hash_seq_search(&seq)) != NULL)
+				copy[n++] = *b;
+			LWLockRelease(breaker_shared->lock);
+			break;
+		}
+		LWLockRelease(breaker_shared->lock);
+		pfree(copy);
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	for (int i = 0; i < n; i++)
+	{
+		Breaker    *c = &copy[i];
+		Datum		values[BREAKER_VIEW_COLS];
+		bool		nulls[BREAKER_VIEW_COLS] = {0};
+		char	   *dbname = get_database_name(c->key.dbid);
+		bool		visible;
+
+		CHECK_FOR_INTERRUPTS();
+
+		if (dbname == NULL)
+			nulls[0] = true;
+		else
+			values[0] = DirectFunctionCall1(namein, CStringGetDatum(dbname));
+		visible = may_see_breaker(c->roleid);
+		if (visible)
+			values[1] = PointerGetDatum(cstring_to_text_with_len(c->key.name, c->namelen));
+		else
+			nulls[1] = true;
+		values[2] = CStringGetTextDatum(state_name(c->state));
+		values[3] = Int32GetDatum(c->consecutive_failures);
+		values[4] = Int32GetDatum(c->window_len);
+		values[5] = Int32GetDatum(window_failures(c));
+		values[6] = Int32GetDatum(c->config.failure_threshold);
+		if (c->config.failure_rate > 0.0)
+			values[7] = Float8GetDatum(c->config.failure_rate);
+		else
+			nulls[7] = true;
+		values[8] = Int32GetDatum(c->config.window_size);
+		if (c->opened_at != 0)
+			values[9] = TimestampTzGetDatum(c->opened_at);
+		else
+			nulls[9] = true;
+		if (c->state != BREAKER_CLOSED)
+			values[10] = TimestampTzGetDatum(c->open_until);
+		else
+			nulls[10] = true;
+		if (c->open_period != 0)
+			values[11] = IntervalPGetDatum(usecs_interval(c->open_period));
+		else
+			nulls[11] = true;
+		if (c->probe_token != 0 && visible)
+		{
+			values[12] = FenceTokenGetDatum(c->probe_token);
+			values[13] = TimestampTzGetDatum(c->probe_expires_at);
+		}
+		else
+			nulls[12] = nulls[13] = true;
+		values[14] = TimestampTzGetDatum(c->changed_at);
+		values[15] = Int64GetDatum(c->trips);
+		values[16] = Int64GetDatum(c->fast_failures);
+		values[17] = Int64GetDatum(c->successes);
+		values[18] = Int64GetDatum(c->failures);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	pfree(copy);
+	return (Datum) 0;
+}
