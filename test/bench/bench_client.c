@@ -21,13 +21,21 @@
  *		PostgreSQL connection.  An UPDATE that changes no row is counted as
  *		"lost" (its token was stale).
  *
+ *	pg-job CONNINFO CLIENTS THREADS SECONDS KEYS LATFILE
+ *		the job under a fence transaction lease in one round trip, with
+ *		libpq's pipeline mode: BEGIN; SELECT fence_try_xact_lease(k, ttl);
+ *		UPDATE job_fence SET v = v + 1 WHERE id = k AND fence_current_token()
+ *		IS NOT NULL; COMMIT; then one Sync.  The same job as pgbench's
+ *		job_fence_pipeline.sql, measured by the same machinery as the Redis
+ *		job, so that the two tools can be compared.
+ *
  *	handoff CONNINFO fence|advisory CLIENTS SECONDS LATFILE
  *		CLIENTS connections block on one key (fence_lease, or
  *		pg_advisory_lock), and each releases as soon as it is granted.
  *		A sample is the time from sending one holder's release to receiving
  *		the next holder's grant.
  *
- * In every mode K is drawn at random from 1..KEYS for each job, a refused
+ * In every job mode K is drawn at random from 1..KEYS for each job, a refused
  * SET ends the job there (and it still counts, as a refused take does in
  * pgbench), each command waits for the answer to the one before (the values
  * depend on each other), and the client is built like pgbench: THREADS
@@ -37,7 +45,8 @@
  *
  * Prints one line: rate=<per second> jobs=N refused=N lost=N seconds=S, and
  * writes one latency per line, in microseconds, to LATFILE: per job from its
- * SET to the answer of its release (redis-job), or per hand-off.
+ * SET to the answer of its release (redis-job), from its first statement to
+ * the pipeline's end (pg-job), or per hand-off.
  *
  *-------------------------------------------------------------------------
  */
@@ -63,6 +72,7 @@ typedef enum
 {
 	MODE_REDIS_CYCLE,
 	MODE_REDIS_JOB,
+	MODE_PG_JOB,
 	MODE_HANDOFF
 } Mode;
 
@@ -73,7 +83,8 @@ typedef enum
 	STEP_UPDATE,				/* PostgreSQL: UPDATE sent */
 	STEP_RELEASE,				/* Redis: EVALSHA sent */
 	STEP_TAKE,					/* handoff: blocking take sent */
-	STEP_GIVE					/* handoff: release sent */
+	STEP_GIVE,					/* handoff: release sent */
+	STEP_PIPELINE				/* pg-job: the whole job sent, then a Sync */
 } Step;
 
 typedef struct
@@ -140,7 +151,6 @@ now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-#ifdef HAVE_HIREDIS
 static uint64_t
 next_rand(uint64_t *state)
 {
@@ -153,7 +163,6 @@ next_rand(uint64_t *state)
 	*state = x;
 	return x * 0x2545F4914F6CDD1DULL;
 }
-#endif
 
 static void
 add_sample(Worker *w, double secs)
@@ -235,6 +244,40 @@ pg_collect(Conn *c, PGresult **out)
 			PQclear(c->res);
 		c->res = r;
 	}
+}
+
+/*
+ * Pipeline mode: 1 once the Sync's result arrived and every statement
+ * before it succeeded, 0 if more input is needed, -1 on an error.
+ */
+static int
+pg_collect_pipeline(Conn *c)
+{
+	if (!PQconsumeInput(c->pg))
+		return -1;
+	while (!PQisBusy(c->pg))
+	{
+		PGresult   *r = PQgetResult(c->pg);
+		ExecStatusType st;
+
+		if (r == NULL)
+			continue;			/* the end of one statement's results */
+		st = PQresultStatus(r);
+		if (st == PGRES_PIPELINE_SYNC)
+		{
+			PQclear(r);
+			return 1;
+		}
+		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+		{
+			fprintf(stderr, "bench_client: PostgreSQL error in the pipeline: %s",
+					PQresultErrorMessage(r));
+			PQclear(r);
+			return -1;
+		}
+		PQclear(r);
+	}
+	return 0;
 }
 
 static int
@@ -342,8 +385,23 @@ start_job(Worker *w, Conn *c)
 		c->step = STEP_TAKE;
 		return pg_send(c, "take", 0, NULL);
 	}
-#ifdef HAVE_HIREDIS
 	c->key = (long) (next_rand(&w->rng) % (uint64_t) nkeys) + 1;
+	if (mode == MODE_PG_JOB)
+	{
+		char		k[32];
+		const char *values[1] = {k};
+
+		snprintf(k, sizeof(k), "%ld", c->key);
+		c->step = STEP_PIPELINE;
+		if (pg_send(c, "begin", 0, NULL) < 0 ||
+			pg_send(c, "take", 1, values) < 0 ||
+			pg_send(c, "job", 1, values) < 0 ||
+			pg_send(c, "commit", 0, NULL) < 0 ||
+			!PQpipelineSync(c->pg))
+			return -1;
+		return 0;
+	}
+#ifdef HAVE_HIREDIS
 	snprintf(c->owner, sizeof(c->owner), "w%d-%lu", w->id, c->seq++);
 	c->step = STEP_SET;
 	return send_command(c, "SET lock:%ld %s NX PX %d", c->key, c->owner, TTL_MS);
@@ -425,7 +483,8 @@ worker_main(void *arg)
 		for (int i = 0; i < w->nconns; i++)
 		{
 			Conn	   *c = &w->conns[i];
-			int			on_pg = c->step == STEP_UPDATE || c->step == STEP_TAKE || c->step == STEP_GIVE;
+			int			on_pg = c->step == STEP_UPDATE || c->step == STEP_TAKE ||
+				c->step == STEP_GIVE || c->step == STEP_PIPELINE;
 
 			fds[2 * i].fd = -1;
 			fds[2 * i + 1].fd = -1;
@@ -451,7 +510,18 @@ worker_main(void *arg)
 
 			if (c->done)
 				continue;
-			if (fds[2 * i + 1].fd >= 0 && (fds[2 * i + 1].revents & (POLLIN | POLLERR | POLLHUP)))
+			if (fds[2 * i + 1].fd >= 0 && (fds[2 * i + 1].revents & (POLLIN | POLLERR | POLLHUP)) &&
+				c->step == STEP_PIPELINE)
+			{
+				int			rc = pg_collect_pipeline(c);
+
+				if (rc < 0)
+					goto fail;
+				if (rc == 0)
+					continue;
+				done = 1;
+			}
+			else if (fds[2 * i + 1].fd >= 0 && (fds[2 * i + 1].revents & (POLLIN | POLLERR | POLLHUP)))
 			{
 				PGresult   *r;
 				int			rc = pg_collect(c, &r);
@@ -525,9 +595,20 @@ usage(const char *argv0)
 	fprintf(stderr,
 			"usage: %s redis-cycle HOST PORT CLIENTS THREADS SECONDS KEYS\n"
 			"       %s redis-job HOST PORT CONNINFO CLIENTS THREADS SECONDS KEYS LATFILE\n"
+			"       %s pg-job CONNINFO CLIENTS THREADS SECONDS KEYS LATFILE\n"
 			"       %s handoff CONNINFO fence|advisory CLIENTS SECONDS LATFILE\n",
-			argv0, argv0, argv0);
+			argv0, argv0, argv0, argv0);
 	exit(2);
+}
+
+/* CLIENTS THREADS SECONDS KEYS, the same four arguments in every job mode */
+static void
+load_args(char **a)
+{
+	nclients = atoi(a[0]);
+	nthreads = atoi(a[1]);
+	seconds = atof(a[2]);
+	nkeys = atol(a[3]);
 }
 
 int
@@ -548,10 +629,7 @@ main(int argc, char **argv)
 		mode = MODE_REDIS_CYCLE;
 		host = argv[2];
 		port = atoi(argv[3]);
-		nclients = atoi(argv[4]);
-		nthreads = atoi(argv[5]);
-		seconds = atof(argv[6]);
-		nkeys = atol(argv[7]);
+		load_args(argv + 4);
 	}
 	else if (strcmp(argv[1], "redis-job") == 0 && argc == 10)
 	{
@@ -559,11 +637,15 @@ main(int argc, char **argv)
 		host = argv[2];
 		port = atoi(argv[3]);
 		conninfo = argv[4];
-		nclients = atoi(argv[5]);
-		nthreads = atoi(argv[6]);
-		seconds = atof(argv[7]);
-		nkeys = atol(argv[8]);
+		load_args(argv + 5);
 		latfile = argv[9];
+	}
+	else if (strcmp(argv[1], "pg-job") == 0 && argc == 8)
+	{
+		mode = MODE_PG_JOB;
+		conninfo = argv[2];
+		load_args(argv + 3);
+		latfile = argv[7];
 	}
 	else if (strcmp(argv[1], "handoff") == 0 && argc == 7)
 	{
@@ -590,7 +672,7 @@ main(int argc, char **argv)
 		nthreads = nclients;
 
 #ifdef HAVE_HIREDIS
-	if (mode != MODE_HANDOFF)
+	if (mode == MODE_REDIS_CYCLE || mode == MODE_REDIS_JOB)
 	{
 		redisContext *setup = redisConnect(host, port);
 		redisReply *r;
@@ -613,7 +695,7 @@ main(int argc, char **argv)
 		redisFree(setup);
 	}
 #else
-	if (mode != MODE_HANDOFF)
+	if (mode == MODE_REDIS_CYCLE || mode == MODE_REDIS_JOB)
 	{
 		fprintf(stderr, "bench_client: built without hiredis: the Redis modes are not available\n");
 		return 2;
@@ -635,7 +717,7 @@ main(int argc, char **argv)
 			Conn	   *c = &w->conns[i];
 
 #ifdef HAVE_HIREDIS
-			if (mode != MODE_HANDOFF)
+			if (mode == MODE_REDIS_CYCLE || mode == MODE_REDIS_JOB)
 			{
 				c->ctx = redisConnect(host, port);
 				if (c->ctx == NULL || c->ctx->err)
@@ -654,6 +736,20 @@ main(int argc, char **argv)
 				c->pg = pg_connect();
 				pg_prepare(c->pg, "job",
 						   "UPDATE job_redis SET v = v + 1, fence = $1 WHERE id = $2 AND fence <= $1", 2);
+			}
+			else if (mode == MODE_PG_JOB)
+			{
+				c->pg = pg_connect();
+				pg_prepare(c->pg, "begin", "BEGIN", 0);
+				pg_prepare(c->pg, "take", "SELECT fence_try_xact_lease($1::bigint, '30 s')", 1);
+				pg_prepare(c->pg, "job",
+						   "UPDATE job_fence SET v = v + 1 WHERE id = $1 AND fence_current_token() IS NOT NULL", 1);
+				pg_prepare(c->pg, "commit", "COMMIT", 0);
+				if (!PQenterPipelineMode(c->pg))
+				{
+					fprintf(stderr, "bench_client: cannot enter pipeline mode: %s", PQerrorMessage(c->pg));
+					return 1;
+				}
 			}
 			else if (mode == MODE_HANDOFF)
 			{
