@@ -1,0 +1,166 @@
+# The report of make bench (test/bench/report) on samples made up here, so
+# that what it judges is known in advance.  No server.  Proven:
+#  (a) fence's best form is one form for the whole run (the highest job rates
+#      overall), not the luckiest form of each row;
+#  (b) its ratios against Redis are judged where the goals say (throughput
+#      at every client count; p50 and p99 latency at 1 and 8 clients only),
+#      and a miss is listed with its median ratio;
+#  (c) the trigger is judged against the no-op C trigger: over 1.02 is a
+#      miss, over 1.10 past the hard limit too, for bulk and single-row;
+#  (d) a contender that could not run is reported as skipped, with why;
+#  (e) with --svg, both charts are written, one line per contender, every
+#      tag closed; without it, none.
+use strict;
+use warnings;
+
+use File::Temp qw(tempdir);
+use Test::More;
+
+my $report = ($ENV{FENCE_SRC} // "$ENV{PWD}/..") . '/test/bench/report';
+ok(-f $report, "the report script is at $report");
+my $dir = tempdir(CLEANUP => 1);
+
+# samples FILE, LINES: a samples.tsv, one tab-separated record per line
+sub samples
+{
+	my ($name, @lines) = @_;
+	my $path = "$dir/$name";
+	open my $fh, '>', $path or die "$path: $!";
+	print $fh join("\t", @$_), "\n" for @lines;
+	close $fh or die "$path: $!";
+	return $path;
+}
+
+# run_report ARGS: (exit code, stdout)
+sub run_report
+{
+	my $out = `perl "$report" @_ 2>&1`;
+	return ($? >> 8, $out);
+}
+
+my @meta = (
+	[ 'meta', 'mode', 'quick' ],
+	[ 'meta', 'started', '2026-12-01 00:00 UTC' ],
+	[ 'meta', 'rounds', '2' ],
+	[ 'meta', 'seconds', '1' ],
+	[ 'meta', 'load_start', '0.10 0.20 0.30' ],
+	[ 'meta', 'load_end', '0.40 0.50 0.60' ],
+);
+
+# job rates: rounds 1 and 2 of each contender at 1, 8 and 32 clients
+my %rate = (
+	fence_pipeline => [ 200, 3000, 5000 ],
+	fence_xact => [ 100, 1000, 1000 ],
+	# the best row of 8 clients, but lower everywhere else
+	fence_session => [ 150, 3500, 2000 ],
+	advisory => [ 120, 1500, 1500 ],
+	redis => [ 190, 2000, 6000 ],
+);
+my %p50 = (
+	fence_pipeline => [ 2.0, 0.5, 9.0 ],
+	fence_xact => [ 3, 3, 3 ],
+	fence_session => [ 3, 0.1, 3 ],
+	advisory => [ 3, 3, 3 ],
+	redis => [ 1.0, 1.0, 1.0 ],
+);
+my @rows = ('1 client', '8 clients', '32 clients');
+my @job;
+for my $who (sort keys %rate)
+{
+	for my $i (0 .. 2)
+	{
+		for my $r (1, 2)
+		{
+			push @job, [ 'sample', 'job_on', $rows[$i], $who, $r, $rate{$who}[$i] ];
+			push @job, [ 'sample', 'job_on_p50', $rows[$i], $who, $r, $p50{$who}[$i] ];
+			push @job, [ 'sample', 'job_on_p99', $rows[$i], $who, $r, 10 * $p50{$who}[$i] ];
+			push @job, [ 'sample', "job_on_$_", $rows[$i], $who, $r, 5 * $p50{$who}[$i] ] for qw(p90 p999);
+		}
+	}
+}
+my @trigger;
+for my $r (1, 2)
+{
+	push @trigger,
+	  [ 'sample', 'bulk', '100,000 rows', 'plain', $r, 1.00 ],
+	  [ 'sample', 'bulk', '100,000 rows', 'noop', $r, 1.20 ],
+	  [ 'sample', 'bulk', '100,000 rows', 'fence', $r, 1.26 ],
+	  [ 'sample', 'bulk_wide', '25,000 rows', 'plain', $r, 2.00 ],
+	  [ 'sample', 'bulk_wide', '25,000 rows', 'noop', $r, 2.10 ],
+	  [ 'sample', 'bulk_wide', '25,000 rows', 'fence', $r, 2.12 ],
+	  [ 'sample', 'single', '8 clients', 'plain', $r, 1100 ],
+	  [ 'sample', 'single', '8 clients', 'noop', $r, 1000 ],
+	  [ 'sample', 'single', '8 clients', 'fence', $r, 880 ];
+}
+
+my $full = samples('full.tsv', @meta, @job, @trigger);
+my ($rc, $out) = run_report('--svg', $dir, $full);
+is($rc, 0, 'the report runs');
+
+# (a)
+like($out, qr/fence, best form: fence xact, pipelined \(/, 'the best form is the pipelined one over the whole run');
+unlike($out, qr/best form: fence session/, 'not fence session, though it leads at 8 clients');
+
+# (b)
+my ($missed) = $out =~ /^Goals missed.*?\n(.*)\z/ms;
+$missed //= '';
+like($missed, qr/job_on: best: fence xact, pipelined \/ Redis \+ PG at 32 clients: 0\.83x/,
+	'throughput below Redis at 32 clients is a miss');
+unlike($missed, qr/job_on: .* at (1 client|8 clients):/, 'throughput at 1 and 8 clients meets the goal');
+like($missed, qr/job_on_p50: best: fence xact, pipelined \/ Redis \+ PG at 1 client: 2\.00x/,
+	'a higher p50 than Redis at 1 client is a miss');
+like($missed, qr/job_on_p99: best: .* at 1 client: 2\.00x/, 'so is a higher p99');
+unlike($missed, qr/job_on_p50: .* at 8 clients/, 'a lower p50 at 8 clients is not');
+unlike($missed, qr/job_on_p(50|99): .* at 32 clients/, 'latency at 32 clients is reported, not judged');
+like($out, qr/best: fence xact, pipelined \/ Redis \+ PG\s+1\.05x \[1\.05-1\.05\] ok/,
+	'the judged throughput row shows the per-round ratio and its verdict');
+
+# (c)
+like($missed, qr/bulk: fence_enforce \/ no-op C trigger at 100,000 rows: 1\.05x \[1\.05-1\.05\] \(goal <= 1\.02 \(must <= 1\.10\)\)\n/,
+	'1.05x the no-op trigger misses the goal but not the hard limit');
+unlike($missed, qr/bulk_wide:/, 'wide rows at 1.01x meet it');
+like($missed, qr/single: no-op C trigger \/ fence_enforce at 8 clients: 1\.14x .* MISS!/,
+	'single-row UPDATEs taking 1.14x as long are past the hard limit');
+like($out, qr/fence_enforce \/ unprotected\s+1\.26x \[1\.26-1\.26\]\s+reported, not judged/,
+	'fenced / unprotected is reported, not judged');
+
+# (e)
+for my $svg ('job-throughput.svg', 'job-latency.svg')
+{
+	my $path = "$dir/$svg";
+	ok(-s $path, "$svg written");
+	open my $fh, '<', $path or next;
+	my $text = do { local $/; <$fh> };
+	like($text, qr/\A<\?xml [^>]*\?>\n<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/, "$svg is an SVG document");
+	like($text, qr/<\/svg>\n\z/, "$svg ends with its closing tag");
+	# every element either closes itself or is closed, in order
+	my @open;
+	my $balanced = 1;
+	while ($text =~ /<(\/?)([a-z]+)[^>]*?(\/?)>/g)
+	{
+		if ($1) { $balanced = 0 unless @open && pop(@open) eq $2; }
+		elsif (!$3) { push @open, $2; }
+	}
+	ok($balanced && !@open, "$svg: every tag is closed, in order");
+	unlike($text, qr/&(?!amp;|lt;|gt;)/, "$svg: no unescaped ampersand");
+	like($text, qr/>Redis \+ PG</, "$svg: Redis is in the legend");
+	if ($svg eq 'job-throughput.svg')
+	{
+		my $lines = () = $text =~ /<polyline /g;
+		is($lines, 5, 'one line per contender (one pass measured)');
+	}
+}
+
+# (d) no Redis: skipped and said so; nothing judged against it
+unlink glob("$dir/*.svg");
+my $noredis = samples('noredis.tsv', @meta,
+	(grep { $_->[3] ne 'redis' } @job),
+	[ 'skip', 'job_on', 'redis', 'Redis not available (redis-server and libhiredis-dev are needed) or left out' ]);
+($rc, $out) = run_report($noredis);
+is($rc, 0, 'the report runs without Redis samples');
+like($out, qr/skipped Redis \+ PG: Redis not available \(redis-server and libhiredis-dev are needed\) or left out/,
+	'the skipped Redis contender is reported with the reason');
+unlike($out, qr/\/ Redis \+ PG/, 'no ratio against Redis');
+ok(!-e "$dir/job-throughput.svg" && !-e "$dir/job-latency.svg", 'without --svg no chart is written');
+
+done_testing();
