@@ -9,7 +9,10 @@
 #      miss, over 1.10 past the hard limit too, for bulk and single-row;
 #  (d) a contender that could not run is reported as skipped, with why;
 #  (e) with --svg, both charts are written, one line per contender, every
-#      tag closed; without it, none.
+#      tag closed; without it, none;
+#  (f) the breaker section: a rate per contender and row, the ratios of time
+#      per call against SELECT 1 in as many round trips (reported, not
+#      judged), and shared memory per breaker from the two readings.
 use strict;
 use warnings;
 
@@ -162,5 +165,52 @@ like($out, qr/skipped Redis \+ PG: Redis not available \(redis-server and libhir
 	'the skipped Redis contender is reported with the reason');
 unlike($out, qr/\/ Redis \+ PG/, 'no ratio against Redis');
 ok(!-e "$dir/job-throughput.svg" && !-e "$dir/job-latency.svg", 'without --svg no chart is written');
+
+# (f) the breaker section alone: the four rows, each with a rate per
+# contender; the ratios; memory per breaker
+unlike($out, qr/Circuit breakers|per breaker/, 'a run without the breaker section prints none');
+my %brate = (
+	select1 => [ 10000, 12400 ],
+	breaker_one => [ 8000, 8000 ],
+	select2 => [ 5000, 5000 ],
+	breaker_two => [ 4000, 2500 ],
+);
+my @brows = ('1 client, 1,000 names', '8 clients, 1,000 names', '1 client, 1 name', '8 clients, 1 name');
+my @breaker;
+for my $row (@brows)
+{
+	for my $who (sort keys %brate)
+	{
+		push @breaker, [ 'sample', 'breaker', $row, $who, $_, $brate{$who}[ $_ - 1 ] ] for 1, 2;
+	}
+}
+my $bfile = samples('breaker.tsv', @meta, @breaker,
+	[ 'meta', 'breaker_shmem:fence breaker table', '9000' ],
+	[ 'meta', 'breaker_shmem:fence breakers', '128' ],
+	[ 'meta', 'breaker_mem', '1024 300000 4096 1040000' ]);
+($rc, $out) = run_report($bfile);
+is($rc, 0, 'the report runs on breaker samples alone');
+my ($bsec) = $out =~ /^(Circuit breakers: .*?)^Shared memory per breaker/ms;
+ok(defined $bsec, 'the breaker section is printed, before the memory per breaker');
+$bsec //= '';
+like($bsec, qr/^  \s+SELECT 1\s+allow \+ report, 1 statement\s+SELECT 1, twice\s+allow, then report$/m,
+	'one column per contender, in order');
+for my $row (@brows)
+{
+	like($bsec, qr/^  \Q$row\E\s+11,200 \[10,000-12,400\]\s+8,000\s+5,000\s+3,250 \[2,500-4,000\]$/m,
+		"$row: the median rate of each contender, with its spread");
+}
+my $cells = join '\s+', ('1\.40x \[1\.25-1\.55\]') x 4;
+like($bsec, qr/^  SELECT 1 \/ allow \+ report, 1 statement\s+$cells\s+time per call, 1 round trip: reported, not judged$/m,
+	'allow + report in one statement against SELECT 1: the median per-round ratio and its spread, every row');
+$cells = join '\s+', ('1\.62x \[1\.25-2\.00\]') x 4;
+like($bsec, qr/^  SELECT 1, twice \/ allow, then report\s+$cells\s+time per call, 2 round trips: reported, not judged$/m,
+	'two round trips against two SELECT 1s');
+unlike($bsec, qr/\b(ok|MISS!?)\b/, 'no verdict in the breaker section');
+like($out, qr/^Shared memory per breaker \(pg_shmem_allocations, fence\.max_breakers = 1,024\)\n  fence breaker table\s+9,000 B\n  fence breakers\s+128 B\n/m,
+	'the breaker allocations at the setting');
+like($out, qr/^  per breaker: 740,000 B \/ 3,072 breakers = 240\.9 B \(reported, not judged\)$/m,
+	'memory per breaker: what the allocations grew by, per breaker added');
+like($out, qr/^Goals: none judged in this run$/m, 'nothing judged');
 
 done_testing();
