@@ -116,7 +116,7 @@ FenceGucInit(void)
 
 	DefineCustomIntVariable("fence.max_breakers",
 							"Capacity of the shared circuit-breaker table.",
-							"Each breaker takes about 240 bytes of shared memory.",
+							"Each breaker takes about 232 bytes of shared memory.",
 							&fence_max_breakers,
 							1024,
 							16,
