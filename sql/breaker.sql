@@ -232,6 +232,29 @@ SELECT state, probe, fast FROM pg_temp.b WHERE breaker = 'ro';
 SELECT decision FROM fence_breaker_allow('ro', failure_threshold => 1);
 SELECT fence_breaker_reset('ro');
 
+-- A probe's lease may outlive probe_expires_at: the probe renewed it (or a
+-- racing caller's request extended it).  Asking then must not extend it
+-- again: callers coming more often than probe_ttl would keep a dead probe's
+-- lease alive, and the breaker half-open, for ever.  Once the lease runs
+-- out, the next caller probes.
+SELECT decision FROM fence_breaker_allow('renewed', failure_threshold => 1, open_for => '10 s', probe_ttl => '30 s');
+SELECT fence_breaker_report('renewed', false);
+SELECT fence_advance_clock('10 seconds');
+SELECT decision, probe_token AS first_probe
+  FROM fence_breaker_allow('renewed', failure_threshold => 1, open_for => '10 s', probe_ttl => '30 s') \gset
+SELECT :'decision' AS decision, pg_temp.rel(:'first_probe') AS probe;
+SELECT fence_advance_clock('20 seconds');
+SELECT fence_renew('breaker:renewed', :'first_probe', '30 seconds');
+SELECT token, expires_at FROM pg_temp.probe_lease WHERE key = 'breaker:renewed';
+SELECT fence_advance_clock('15 seconds');	-- past probe_expires_at, lease live
+SELECT decision, retry_at FROM fence_breaker_allow('renewed', failure_threshold => 1, open_for => '10 s', probe_ttl => '30 s');
+SELECT token, expires_at FROM pg_temp.probe_lease WHERE key = 'breaker:renewed';
+SELECT fence_advance_clock('20 seconds');	-- the renewed lease has run out
+SELECT decision, pg_temp.rel(probe_token) > pg_temp.rel(:'first_probe') AS newer
+  FROM fence_breaker_allow('renewed', failure_threshold => 1, open_for => '10 s', probe_ttl => '30 s');
+SELECT state, probe > pg_temp.rel(:'first_probe') AS newer_probe FROM pg_temp.b WHERE breaker = 'renewed';
+SELECT fence_breaker_reset('renewed');
+
 -- Bad input: 22023, and nothing changes (not even the settings of an
 -- existing breaker).
 \set VERBOSITY default

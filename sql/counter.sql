@@ -98,3 +98,25 @@ SELECT fence_advance_tokens(0) = 9223372036854775807 AS counter_at_max;
 SELECT last_value = 9223372036854775807 AS sequence_at_max FROM fence_token_counter;
 \c contrib_regression
 DROP DATABASE regress_counter_end;
+
+-- A counter altered to count down is refused on every grant, not only the
+-- first one after the change, and is not moved: a refusal must not leave
+-- the counter's checks skipped for the rest of the session.  In a database
+-- of its own.
+CREATE DATABASE regress_counter_down;
+\c regress_counter_down
+SET client_min_messages = warning;
+CREATE EXTENSION fence;
+RESET client_min_messages;
+SELECT fence_advance_tokens(5000);
+SELECT fence_try_lease('down:1', '1 minute');
+ALTER SEQUENCE fence_token_counter INCREMENT BY -1;
+SELECT last_value AS before FROM fence_token_counter \gset
+SET statement_timeout = '5s';
+SELECT fence_try_lease('down:2', '1 minute');
+SELECT fence_advance_tokens(20000);
+SELECT fence_try_lease('down:3', '1 minute');
+RESET statement_timeout;
+SELECT last_value = :before AS counter_unmoved FROM fence_token_counter;
+\c contrib_regression
+DROP DATABASE regress_counter_down;

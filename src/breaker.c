@@ -534,6 +534,7 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 	BreakerDecision decision;
 	TimestampTz retry_at = 0;
 	FenceToken	token = 0;
+	FenceToken	seen_probe = 0;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		values[3];
 	bool		nulls[3] = {0};
@@ -560,7 +561,42 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 	decision = decide(b, FenceNow(), &retry_at);
 	if (decision == DECIDE_FAIL_FAST)
 		b->fast_failures++;
+	if (decision == DECIDE_TRY_PROBE)
+		seen_probe = b->probe_token;
 	LWLockRelease(breaker_shared->lock);
+
+	/*
+	 * A half-open breaker's probe lease can outlive probe_expires_at: the
+	 * probe renewed it, or a caller that raced for the same probe had it
+	 * extended (same owner).  While it is live the probe is still running,
+	 * and asking for the lease would extend it once more: callers coming
+	 * more often than probe_ttl would keep a dead probe's lease, and the
+	 * breaker half-open, alive for ever.  So look first, and fail fast
+	 * until the lease itself runs out.
+	 */
+	if (decision == DECIDE_TRY_PROBE && seen_probe != 0)
+	{
+		char		lease_key[FENCE_MAX_KEY_LEN + 1];
+		int			keylen;
+		FenceLeaseStamp stamp;
+
+		probe_key(&key, namelen, lease_key, &keylen);
+		if (FenceLeaseGetStatus(MyDatabaseId, lease_key, keylen, seen_probe,
+								&stamp) == FENCE_LEASE_HELD)
+		{
+			LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
+			b = hash_search(breaker_hash, &key, HASH_FIND, NULL);
+			if (b != NULL && b->state == BREAKER_HALF_OPEN &&
+				b->probe_token == seen_probe)
+			{
+				b->probe_expires_at = Max(b->probe_expires_at, stamp.expires_at);
+				b->fast_failures++;
+				retry_at = b->probe_expires_at;
+				decision = DECIDE_FAIL_FAST;
+			}
+			LWLockRelease(breaker_shared->lock);
+		}
+	}
 
 	if (decision == DECIDE_TRY_PROBE)
 	{

@@ -98,6 +98,7 @@ static Oid
 counter_oid(void)
 {
 	Oid			nspoid;
+	Oid			relid = InvalidOid;
 	HeapTuple	tuple;
 
 	if (OidIsValid(counter_relid))
@@ -109,19 +110,23 @@ counter_oid(void)
 		counter_callback_registered = true;
 	}
 
+	/*
+	 * counter_relid is set only once every check below has passed: a
+	 * refused counter must be looked at again by the next grant, not used.
+	 */
 	nspoid = FenceExtensionSchema();
 	if (OidIsValid(nspoid))
-		counter_relid = get_relname_relid(FENCE_COUNTER_NAME, nspoid);
-	if (!OidIsValid(counter_relid))
+		relid = get_relname_relid(FENCE_COUNTER_NAME, nspoid);
+	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the fence token counter of database \"%s\" is missing",
 						get_database_name(MyDatabaseId)),
 				 errhint("Run CREATE EXTENSION fence in this database.")));
 
-	tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(counter_relid));
+	tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(relid));
 	if (!HeapTupleIsValid(tuple))
-		elog(ERROR, "cache lookup failed for sequence %u", counter_relid);
+		elog(ERROR, "cache lookup failed for sequence %u", relid);
 	counter_increment = ((Form_pg_sequence) GETSTRUCT(tuple))->seqincrement;
 	counter_max = ((Form_pg_sequence) GETSTRUCT(tuple))->seqmax;
 	ReleaseSysCache(tuple);
@@ -131,6 +136,7 @@ counter_oid(void)
 				 errmsg("the fence token counter must count upwards"),
 				 errdetail("Its increment is %lld.", (long long) counter_increment),
 				 errhint("Restore it with ALTER SEQUENCE fence_token_counter INCREMENT BY 1024.")));
+	counter_relid = relid;
 	return counter_relid;
 }
 
