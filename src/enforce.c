@@ -1392,18 +1392,19 @@ fence_enforce(PG_FUNCTION_ARGS)
 	{
 		Trigger    *trigger = trigdata->tg_trigger;
 
+		/* The detail's words are SQL keywords, which are not translated. */
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("fence_enforce trigger \"%s\" on table \"%s\" (fence column \"%s\") must be BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW",
 						trigger->tgname, RelationGetRelationName(rel),
 						trigger->tgnargs > 0 ? trigger->tgargs[0] : "fence"),
-				 errdetail("It fired %s %s%s.",
+				 errdetail("It fired %s %s FOR EACH %s.",
 						   TRIGGER_FIRED_BEFORE(event) ? "BEFORE" :
 						   TRIGGER_FIRED_AFTER(event) ? "AFTER" : "INSTEAD OF",
 						   TRIGGER_FIRED_BY_TRUNCATE(event) ? "TRUNCATE" :
 						   TRIGGER_FIRED_BY_INSERT(event) ? "INSERT" :
 						   TRIGGER_FIRED_BY_UPDATE(event) ? "UPDATE" : "DELETE",
-						   TRIGGER_FIRED_FOR_ROW(event) ? " FOR EACH ROW" : " FOR EACH STATEMENT"),
+						   TRIGGER_FIRED_FOR_ROW(event) ? "ROW" : "STATEMENT"),
 				 errhint("Drop it and call fence_protect('%s'), which creates the trigger as it must be.",
 						 RelationGetRelationName(rel))));
 	}
