@@ -194,7 +194,8 @@ get_name(FunctionCallInfo fcinfo, int argno, BreakerKey *key, int *namelen)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("breaker name is too long"),
 				 errdetail("The name is %d bytes; the limit is %d bytes.",
-						   len, FENCE_MAX_BREAKER_NAME)));
+						   len, FENCE_MAX_BREAKER_NAME),
+				 errhint("Use a shorter name, for example the dependency's host without its domain.")));
 	memset(key, 0, sizeof(*key));
 	key->dbid = MyDatabaseId;
 	memcpy(key->name, VARDATA_ANY(t), len);
