@@ -80,7 +80,7 @@ for my $round (1 .. 4)
 	}
 	else
 	{
-		ok( $node->poll_query_until('postgres', 'SELECT true'),
+		ok(wait_for_server($node),
 			"round $round: server back after the crash-restart cycle");
 		like(
 			slurp_file($node->logfile),

@@ -55,7 +55,7 @@ for my $how ('stop immediate', 'SIGKILL of a backend')
 		wait_until(10, sub { backend_pid_of($node, 'grace_victim') ne '' });
 		kill 'KILL', backend_pid_of($node, 'grace_victim');
 		bg_finish($bg);
-		$node->poll_query_until('postgres', 'SELECT true');
+		ok(wait_for_server($node), "$how: the server is back after the crash-restart cycle");
 	}
 
 	my $refused = take(q{

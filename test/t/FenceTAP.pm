@@ -20,7 +20,7 @@ use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(fence_node has_function bg_start bg_tokens bg_finish
   tokens_in check_unique max_of min_of sql_state wait_until
-  backend_pid_of install_token_helpers);
+  wait_for_server backend_pid_of install_token_helpers);
 
 # A node with fence preloaded, started, CREATE EXTENSION fence done in the
 # "postgres" database.  Options: init => {...} passed to init(), conf =>
@@ -223,6 +223,20 @@ sub wait_until
 		usleep(50_000);
 	}
 	return $cond->();
+}
+
+# Wait until the server answers a query again after a backend crash has
+# made the postmaster restart every process.  Unlike poll_query_until, a
+# connection that the restart cuts off (seen on 18: its psql died before
+# reading the query, and writing it failed with a broken pipe) is one more
+# failed attempt, not the end of the test.
+sub wait_for_server
+{
+	my ($node, $secs) = @_;
+	return wait_until($secs // 60, sub {
+		my $out = eval { $node->safe_psql('postgres', 'SELECT true') };
+		return defined $out && $out eq 't';
+	});
 }
 
 sub backend_pid_of
