@@ -261,6 +261,8 @@ extern void FenceLeaseWakeWaiters(void);
 extern void FenceLeaseAcquire(const FenceLeaseRequest *req,
 							  FenceLeaseGrant *grant);
 extern bool FenceLeaseRelease(const char *key, int keylen, FenceToken token);
+extern bool FenceLeaseReleaseToken(const char *key, int keylen,
+								   FenceToken token);
 extern bool FenceLeaseRenew(const char *key, int keylen, FenceToken token,
 							int64 ttl);
 extern bool FenceLeaseBreak(const char *key, int keylen, FenceToken *token);

@@ -1329,6 +1329,9 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 
 /* ---------- release, renew, break, status ---------- */
 
+static bool release_token(const char *key, int keylen, FenceToken token,
+						  bool check_holder);
+
 /*
  * End the lease of the entry *link points at; the caller holds its
  * partition lock, "lock", exclusively.  With nobody waiting, the entry is
@@ -1384,6 +1387,23 @@ may_touch(FenceLeaseSlot *slot)
 bool
 FenceLeaseRelease(const char *key, int keylen, FenceToken token)
 {
+	return release_token(key, keylen, token, true);
+}
+
+/*
+ * The same without the holder check, for a caller that has made its own
+ * (breaker.c: whoever reports with the probe's token ends the probe).
+ */
+bool
+FenceLeaseReleaseToken(const char *key, int keylen, FenceToken token)
+{
+	return release_token(key, keylen, token, false);
+}
+
+/* FenceLeaseRelease(); check_holder false skips may_touch(). */
+static bool
+release_token(const char *key, int keylen, FenceToken token, bool check_holder)
+{
 	LWLock	   *lock;
 	int32	   *link;
 	FenceLeaseSlot *slot;
@@ -1394,7 +1414,7 @@ FenceLeaseRelease(const char *key, int keylen, FenceToken token)
 	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
 	slot = link ? &lease_slots[*link] : NULL;
 	if (slot && slot->scope != FENCE_SCOPE_NONE && slot->token == token &&
-		may_touch(slot))
+		(!check_holder || may_touch(slot)))
 	{
 		release_entry(link, lock);
 		released = true;
