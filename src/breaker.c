@@ -793,14 +793,21 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	state = b->state;
 	LWLockRelease(breaker_shared->lock);
 
-	/* The probe is over: free its lease for the next one. */
+	/*
+	 * The probe is over: free its lease for the next one.  The reporter may
+	 * be of another role than the probe's taker (any session that has the
+	 * probe token may report, as above), and FenceLeaseRelease() would then
+	 * refuse: the lease would stay until probe_ttl and keep the next probe
+	 * out.  The breaker has already checked the token, and the release is a
+	 * compare-and-delete by that token, so a newer probe's lease is safe.
+	 */
 	if (release_token != 0)
 	{
 		char		lease_key[FENCE_MAX_KEY_LEN + 1];
 		int			keylen;
 
 		probe_key(&key, namelen, lease_key, &keylen);
-		(void) FenceLeaseRelease(lease_key, keylen, release_token);
+		(void) FenceLeaseReleaseToken(lease_key, keylen, release_token);
 	}
 
 	if (outcome == REPORT_STALE_PROBE)
