@@ -137,7 +137,6 @@ extern void FenceCounterBlockInit(FenceCounterBlock *block, bool reuse);
 extern FenceToken FenceCounterNext(void);
 extern bool FenceCounterTryNext(FenceToken *token);
 extern void FenceCounterReserveAhead(void);
-extern void FenceCounterAtExit(void);
 extern FenceToken FenceCounterAdvance(FenceToken at_least);
 
 /* lease_table.c */
