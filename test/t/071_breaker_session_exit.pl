@@ -8,9 +8,9 @@
 # reservation (it waits for the counter, which fence_advance_tokens holds
 # locked in another session).  Proven: the mark does not outlive it, and
 # the next grants of the database reserve the next block ahead again.  With
-# the mark left behind, no block would be reserved ahead until a restart,
-# and every block's first grant would reserve it while it holds the lease
-# table's partition lock.
+# the mark left behind, no block would be reserved ahead until a restart:
+# each block would be reserved by the grant that finds the last one empty,
+# which then waits for the flush in the middle of its grant.
 use strict;
 use warnings;
 
