@@ -255,6 +255,37 @@ SELECT decision, pg_temp.rel(probe_token) > pg_temp.rel(:'first_probe') AS newer
 SELECT state, probe > pg_temp.rel(:'first_probe') AS newer_probe FROM pg_temp.b WHERE breaker = 'renewed';
 SELECT fence_breaker_reset('renewed');
 
+-- Whoever reports with the probe's token ends the probe, whichever role
+-- took it: the probe's lease is freed at once, so that the next probe need
+-- not wait for probe_ttl (an hour here) to run out.
+SELECT fence_set_clock('2024-03-01 12:00:00+00');
+SELECT decision FROM fence_breaker_allow('handoff', failure_threshold => 1, open_for => '10 s', probe_ttl => '1 hour');
+SELECT fence_breaker_report('handoff', false);
+SELECT fence_advance_clock('10 seconds');
+CREATE ROLE breaker_prober;
+CREATE ROLE breaker_reporter;
+SET ROLE breaker_prober;
+SELECT decision, probe_token AS handoff_probe
+  FROM fence_breaker_allow('handoff', failure_threshold => 1, open_for => '10 s', probe_ttl => '1 hour') \gset
+RESET ROLE;
+SELECT :'decision' AS decision, token = pg_temp.rel(:'handoff_probe') AS probe_token, probe_owner, live
+  FROM pg_temp.probe_lease WHERE key = 'breaker:handoff';
+SET ROLE breaker_reporter;
+SELECT fence_breaker_report('handoff', true, :'handoff_probe');
+RESET ROLE;
+SELECT count(*) AS probe_leases FROM pg_temp.probe_lease WHERE key = 'breaker:handoff';
+-- It trips again; after open_for, a caller of either role probes.
+SELECT fence_breaker_report('handoff', false);
+SELECT fence_advance_clock('10 seconds');
+SET ROLE breaker_reporter;
+SELECT decision, probe_token > :'handoff_probe' AS newer_token
+  FROM fence_breaker_allow('handoff', failure_threshold => 1, open_for => '10 s', probe_ttl => '1 hour');
+RESET ROLE;
+SELECT state, probe > pg_temp.rel(:'handoff_probe') AS newer_probe FROM pg_temp.b WHERE breaker = 'handoff';
+SELECT fence_breaker_reset('handoff');
+DROP ROLE breaker_prober;
+DROP ROLE breaker_reporter;
+
 -- Bad input: 22023, and nothing changes (not even the settings of an
 -- existing breaker).
 \set VERBOSITY default

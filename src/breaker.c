@@ -22,6 +22,12 @@
  * shared memory only: a server restart forgets every breaker (they come
  * back closed).
  *
+ * A dropped database's breakers are freed as its leases are: when the table
+ * is full, before a new breaker is refused, and by the sweep of dropped
+ * databases behind fence_break_dropped_databases(), which reaches them
+ * through stats.c (FenceBreakerDatabases and FenceBreakerForgetDatabase,
+ * handed over by fence.c: lease_sql.c is below this module).
+ *
  * Shared memory: a dynahash of fence.max_breakers entries, protected by
  * one LWLock (tranche "fence_breakers").  The number of entries is counted
  * under that lock and capped at fence.max_breakers, so the capacity is
@@ -32,7 +38,10 @@
  * across an ereport.  Taking a probe is therefore three steps: decide under
  * the breaker lock that a probe is due, take the lease with no lock held,
  * then record the probe under the lock again if the breaker still wants
- * one (else give the lease back).
+ * one (else give the lease back).  The other way round, the lease table's
+ * sweep of dropped databases takes the breaker lock (through stats.c) with
+ * none of its own locks held, and so never while this backend holds the
+ * breaker lock.
  *
  *-------------------------------------------------------------------------
  */
@@ -46,6 +55,7 @@
 #include "commands/dbcommands.h"
 #include "common/int.h"
 #include "funcapi.h"
+#include "lib/qunique.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "storage/lwlock.h"
@@ -54,6 +64,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "fence.h"
@@ -467,6 +478,100 @@ find_or_create(const BreakerKey *key, int namelen, const BreakerConfig *config,
 	return b;
 }
 
+/*
+ * The databases that have breakers, each once, into a palloc'd array;
+ * returns how many.
+ */
+int
+FenceBreakerDatabases(Oid **dbids)
+{
+	int			n = 0;
+
+	if (breaker_shared == NULL)
+	{
+		*dbids = palloc(sizeof(Oid));
+		return 0;
+	}
+
+	/* No palloc under the lock: sized as in fence_breakers_all. */
+	for (;;)
+	{
+		int			room = breaker_shared->count + 16;
+		HASH_SEQ_STATUS seq;
+		Breaker    *b;
+
+		*dbids = palloc(sizeof(Oid) * room);
+		LWLockAcquire(breaker_shared->lock, LW_SHARED);
+		if (breaker_shared->count <= room)
+		{
+			hash_seq_init(&seq, breaker_hash);
+			while ((b = hash_seq_search(&seq)) != NULL)
+				(*dbids)[n++] = b->key.dbid;
+			LWLockRelease(breaker_shared->lock);
+			break;
+		}
+		LWLockRelease(breaker_shared->lock);
+		pfree(*dbids);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (n > 1)
+	{
+		qsort(*dbids, n, sizeof(Oid), oid_cmp);
+		n = qunique(*dbids, n, sizeof(Oid), oid_cmp);
+	}
+	return n;
+}
+
+/*
+ * Free every breaker of database dbid, which the caller found dropped;
+ * returns how many.  Their probe leases are the lease table's to free, with
+ * the database's other leases.
+ */
+int
+FenceBreakerForgetDatabase(Oid dbid)
+{
+	HASH_SEQ_STATUS seq;
+	Breaker    *b;
+	int			n = 0;
+
+	if (breaker_shared == NULL)
+		return 0;
+	LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
+	hash_seq_init(&seq, breaker_hash);
+	while ((b = hash_seq_search(&seq)) != NULL)
+	{
+		/* A scan may remove the entry it has just returned. */
+		if (b->key.dbid == dbid &&
+			hash_search(breaker_hash, &b->key, HASH_REMOVE, NULL) != NULL)
+			n++;
+	}
+	breaker_shared->count -= n;
+	LWLockRelease(breaker_shared->lock);
+	return n;
+}
+
+/*
+ * Free the breakers of every dropped database; returns how many.  Reads the
+ * catalog, so with no lock held.
+ */
+static int
+forget_dropped_databases(void)
+{
+	Oid		   *dbids;
+	int			n = FenceBreakerDatabases(&dbids);
+	int			freed = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (dbids[i] == MyDatabaseId ||
+			SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(dbids[i])))
+			continue;
+		freed += FenceBreakerForgetDatabase(dbids[i]);
+	}
+	pfree(dbids);
+	return freed;
+}
+
 static void
 report_table_full(void)
 {
@@ -476,6 +581,35 @@ report_table_full(void)
 			 errdetail("All %d breaker slots (fence.max_breakers) are in use.",
 					   fence_max_breakers),
 			 errhint("Reset breakers that are no longer used with fence_breaker_reset(), or raise fence.max_breakers and restart the server.")));
+}
+
+/*
+ * Lock the table and find the breaker, or create it (see find_or_create).
+ * Returns with the lock held exclusively, and *now read under it.  A full
+ * table first frees the breakers of dropped databases, the last thing to
+ * give back, as the lease table does with their leases: nothing else ever
+ * would (fence_breaker_reset works in the caller's database only).
+ */
+static Breaker *
+lock_breaker(const BreakerKey *key, int namelen, const BreakerConfig *config,
+			 TimestampTz *now)
+{
+	bool		swept = false;
+
+	for (;;)
+	{
+		Breaker    *b;
+
+		LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
+		*now = FenceNow();
+		b = find_or_create(key, namelen, config, *now);
+		if (b != NULL)
+			return b;
+		LWLockRelease(breaker_shared->lock);
+		if (swept || forget_dropped_databases() == 0)
+			report_table_full();
+		swept = true;
+	}
 }
 
 static void
@@ -536,6 +670,7 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 	TimestampTz retry_at = 0;
 	FenceToken	token = 0;
 	FenceToken	seen_probe = 0;
+	TimestampTz now;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		values[3];
 	bool		nulls[3] = {0};
@@ -551,15 +686,9 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 	 */
 	InitMaterializedSRF(fcinfo, 0);
 
-	LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
-	b = find_or_create(&key, namelen, &config, FenceNow());
-	if (b == NULL)
-	{
-		LWLockRelease(breaker_shared->lock);
-		report_table_full();
-	}
+	b = lock_breaker(&key, namelen, &config, &now);
 	b->config = config;
-	decision = decide(b, FenceNow(), &retry_at);
+	decision = decide(b, now, &retry_at);
 	if (decision == DECIDE_FAIL_FAST)
 		b->fast_failures++;
 	if (decision == DECIDE_TRY_PROBE)
@@ -633,8 +762,7 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 		}
 		else
 		{
-			TimestampTz now = FenceNow();
-
+			now = FenceNow();
 			decision = decide(b, now, &retry_at);
 			if (decision == DECIDE_TRY_PROBE &&
 				grant.outcome == FENCE_ACQUIRE_GRANTED)
@@ -734,14 +862,7 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	}
 	default_config(&defaults);
 
-	LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
-	now = FenceNow();
-	b = find_or_create(&key, namelen, &defaults, now);
-	if (b == NULL)
-	{
-		LWLockRelease(breaker_shared->lock);
-		report_table_full();
-	}
+	b = lock_breaker(&key, namelen, &defaults, &now);
 	current_probe = b->probe_token;
 
 	if (has_token)
@@ -793,14 +914,21 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	state = b->state;
 	LWLockRelease(breaker_shared->lock);
 
-	/* The probe is over: free its lease for the next one. */
+	/*
+	 * The probe is over: free its lease for the next one.  The reporter may
+	 * be of another role than the probe's taker (any session that has the
+	 * probe token may report, as above), and FenceLeaseRelease() would then
+	 * refuse: the lease would stay until probe_ttl and keep the next probe
+	 * out.  The breaker has already checked the token, and the release is a
+	 * compare-and-delete by that token, so a newer probe's lease is safe.
+	 */
 	if (release_token != 0)
 	{
 		char		lease_key[FENCE_MAX_KEY_LEN + 1];
 		int			keylen;
 
 		probe_key(&key, namelen, lease_key, &keylen);
-		(void) FenceLeaseRelease(lease_key, keylen, release_token);
+		(void) FenceLeaseReleaseToken(lease_key, keylen, release_token);
 	}
 
 	if (outcome == REPORT_STALE_PROBE)

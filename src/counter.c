@@ -58,6 +58,7 @@
  */
 #include "replication/walsender_private.h"
 #include "storage/bufmgr.h"
+#include "storage/ipc.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/fmgrprotos.h"
@@ -86,6 +87,10 @@ static bool counter_callback_registered = false;
 
 /* The block whose spare this backend is reserving, for clean-up on exit. */
 static FenceCounterBlock *my_reserving_block = NULL;
+static bool counter_exit_registered = false;
+
+static void counter_end_reserving(void);
+static void counter_exit_callback(int code, Datum arg);
 
 static void
 counter_relcache_callback(Datum arg, Oid relid)
@@ -503,6 +508,23 @@ FenceCounterReserveAhead(void)
 		FenceStatsCounterBlock(true) == NULL)
 		return;
 	relid = counter_oid();
+
+	/*
+	 * The mark set below must not outlive this backend: while it is set, no
+	 * other backend reserves ahead.  An ERROR clears it in the PG_CATCH
+	 * block, but a backend terminated during the reservation (it may wait
+	 * for the sequence's lock, or for a synchronous standby) exits without
+	 * unwinding.  The exit callback is this module's own, registered before
+	 * the first mark can be set (not under the spinlock: registering may
+	 * ERROR), because whoever called us may have none: a breaker's probe
+	 * takes its lease without session.c.
+	 */
+	if (!counter_exit_registered)
+	{
+		before_shmem_exit(counter_exit_callback, (Datum) 0);
+		counter_exit_registered = true;
+	}
+
 	block = counter_lock_block(relid);
 	reserve = !block->reserving && block->spare_last == 0 &&
 		block->last - block->issued < FENCE_COUNTER_LOW_WATER;
@@ -533,7 +555,7 @@ FenceCounterReserveAhead(void)
 	}
 	PG_CATCH();
 	{
-		FenceCounterAtExit();
+		counter_end_reserving();
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -543,8 +565,8 @@ FenceCounterReserveAhead(void)
  * Let other backends reserve the spare block again if this one was doing it
  * and errored out or is exiting.
  */
-void
-FenceCounterAtExit(void)
+static void
+counter_end_reserving(void)
 {
 	FenceCounterBlock *block = my_reserving_block;
 
@@ -554,6 +576,12 @@ FenceCounterAtExit(void)
 	SpinLockAcquire(&block->mutex);
 	block->reserving = false;
 	SpinLockRelease(&block->mutex);
+}
+
+static void
+counter_exit_callback(int code, Datum arg)
+{
+	counter_end_reserving();
 }
 
 /*

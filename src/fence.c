@@ -81,5 +81,7 @@ fence_shmem_startup(void)
 	FenceStatsShmemInit(FenceCounterBlockInit);
 	FenceLeaseShmemInit();
 	FenceBreakerShmemInit();
+	/* The sweep of dropped databases frees their breakers too. */
+	FenceStatsShareDatabases(FenceBreakerDatabases, FenceBreakerForgetDatabase);
 	LWLockRelease(AddinShmemInitLock);
 }

@@ -134,12 +134,22 @@ extern bool FenceStatsHaveSlot(void);
 extern int	FenceStatsDatabases(Oid **dbids);
 extern void FenceStatsForgetDatabase(Oid dbid);
 
+/*
+ * Per-database state that a module above keeps in shared memory of its own
+ * (breaker.c's breakers), so that it goes with a dropped database's slot:
+ * the databases it holds state of, into a palloc'd array, and forgetting
+ * one database's.  fence.c hands breaker.c's functions over.
+ */
+typedef int (*FenceDatabasesFn) (Oid **dbids);
+typedef int (*FenceForgetDatabaseFn) (Oid dbid);
+extern void FenceStatsShareDatabases(FenceDatabasesFn databases,
+									 FenceForgetDatabaseFn forget);
+
 /* counter.c */
 extern void FenceCounterBlockInit(FenceCounterBlock *block, bool reuse);
 extern FenceToken FenceCounterNext(void);
 extern bool FenceCounterTryNext(FenceToken *token);
 extern void FenceCounterReserveAhead(void);
-extern void FenceCounterAtExit(void);
 extern FenceToken FenceCounterAdvance(FenceToken at_least);
 
 /* lease_table.c */
@@ -296,5 +306,7 @@ extern void FenceEnforceInit(void);
 extern void FenceBreakerShmemRequest(void);
 extern Size FenceBreakerShmemSize(void);
 extern void FenceBreakerShmemInit(void);
+extern int	FenceBreakerDatabases(Oid **dbids);
+extern int	FenceBreakerForgetDatabase(Oid dbid);
 
 #endif							/* FENCE_H */

@@ -477,7 +477,6 @@ session_exit_callback(int code, Datum arg)
 	SessionLease *entry;
 
 	FenceLeaseCancelWait();
-	FenceCounterAtExit();
 	if (session_leases == NULL)
 		return;
 

@@ -19,6 +19,14 @@
  * and need no lock; claiming and freeing a slot take the "fence_databases"
  * LWLock.
  *
+ * The circuit breakers (breaker.c) are per-database shared state too, kept
+ * in a table of their own, and a database that only asks breakers has no
+ * slot here.  So that the sweep of dropped databases (the lease table's)
+ * frees them as well, FenceStatsDatabases() also lists the databases that
+ * have breakers, and FenceStatsForgetDatabase() frees a database's
+ * breakers with its slot, through the two functions fence.c hands to
+ * FenceStatsShareDatabases().
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -72,6 +80,10 @@ FenceStatsShmemSize(void)
  * fence.c hands to FenceStatsShmemInit (a module calls only those below it).
  */
 static FenceCounterBlockInitFn init_counter_block = NULL;
+
+/* breaker.c's functions, which fence.c hands to FenceStatsShareDatabases. */
+static FenceDatabasesFn shared_databases = NULL;
+static FenceForgetDatabaseFn shared_forget_database = NULL;
 
 /* A slot as new: no database, no counts, no tokens. */
 static void
@@ -179,30 +191,63 @@ FenceStatsHaveSlot(void)
 }
 
 /*
- * The databases that have a slot, into a palloc'd array; returns how many.
+ * The per-database state of a module above (see the top of this file): the
+ * databases it keeps state of, and forgetting one's.  Set at startup.
+ */
+void
+FenceStatsShareDatabases(FenceDatabasesFn databases,
+						 FenceForgetDatabaseFn forget)
+{
+	shared_databases = databases;
+	shared_forget_database = forget;
+}
+
+/*
+ * The databases that have a slot, or state shared through
+ * FenceStatsShareDatabases(), each once, into a palloc'd array; returns how
+ * many.
  */
 int
 FenceStatsDatabases(Oid **dbids)
 {
 	int			n = 0;
+	int			nslots;
+	Oid		   *more = NULL;
+	int			nmore = 0;
 
-	*dbids = palloc(sizeof(Oid) * Max(stats_shared ? stats_shared->nslots : 0, 1));
+	if (stats_shared != NULL && shared_databases != NULL)
+		nmore = shared_databases(&more);
+	nslots = stats_shared ? stats_shared->nslots : 0;
+	*dbids = palloc(sizeof(Oid) * Max(nslots + nmore, 1));
 	if (stats_shared == NULL)
 		return 0;
-	for (int i = 0; i < stats_shared->nslots; i++)
+	for (int i = 0; i < nslots; i++)
 	{
 		Oid			dbid = pg_atomic_read_u32(&stats_shared->slots[i].dbid);
 
 		if (OidIsValid(dbid))
 			(*dbids)[n++] = dbid;
 	}
+
+	/* Both lists count databases, not leases or breakers: search plainly. */
+	for (int i = 0, nslotted = n; i < nmore; i++)
+	{
+		bool		listed = false;
+
+		for (int j = 0; j < nslotted && !listed; j++)
+			listed = ((*dbids)[j] == more[i]);
+		if (!listed)
+			(*dbids)[n++] = more[i];
+	}
+	if (more != NULL)
+		pfree(more);
 	return n;
 }
 
 /*
- * Give back the slot of a dropped database.  The caller has made sure that
- * the database no longer exists and that the lease table holds nothing of
- * it; no backend can be using the slot then.
+ * Give back the slot of a dropped database, and free its breakers.  The
+ * caller has made sure that the database no longer exists and that the
+ * lease table holds nothing of it; no backend can be using the slot then.
  */
 void
 FenceStatsForgetDatabase(Oid dbid)
@@ -211,6 +256,9 @@ FenceStatsForgetDatabase(Oid dbid)
 
 	if (stats_shared == NULL || !OidIsValid(dbid))
 		return;
+	/* Not under our lock: the breakers have a lock of their own. */
+	if (shared_forget_database != NULL)
+		(void) shared_forget_database(dbid);
 	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
 	slot = find_slot(dbid);
 	if (slot != NULL)

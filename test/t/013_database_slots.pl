@@ -8,7 +8,10 @@
 # error when every slot is in use names the setting); detached leases left
 # by a dropped database are shown with database NULL, are freed by
 # fence_break_dropped_databases() (an administrator's function), and are
-# freed anyway when the lease table or the slots run out.
+# freed anyway when the lease table or the slots run out.  Breakers of a
+# dropped database (with fence.max_breakers = 16) go the same way: shown
+# with database NULL, freed by fence_break_dropped_databases() and when the
+# breaker table is full, before a 53400; a live database's are kept.
 use strict;
 use warnings;
 
@@ -20,7 +23,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $node = fence_node('dbslots',
-	conf => "fence.max_databases = 3\nfence.max_leases = 16\n");
+	conf => "fence.max_databases = 3\nfence.max_leases = 16\nfence.max_breakers = 16\n");
 
 sub sq { my ($db, $sql) = @_; return $node->safe_psql($db, $sql); }
 
@@ -91,6 +94,46 @@ sq('postgres', 'DROP DATABASE filler');
 is(sq('postgres', qq{SELECT count(fence_try_lease('fill-' || g, '1 hour', owner => 'x'))
   FROM generate_series(1, $free + 12) g}), $free + 12,
 	'a full table reuses the slots of the dropped database\'s leases');
+
+# Breakers of a dropped database.  These databases only ask breakers, so
+# they take no database slot: the breaker table knows them by itself.
+sq('postgres', q{
+SELECT fence_breaker_allow('keep-open', failure_threshold => 1, open_for => '1 hour');
+SELECT fence_breaker_report('keep-open', false);
+SELECT count(*) FROM generate_series(1, 3) g, LATERAL fence_breaker_allow('keep-' || g);});
+sq('postgres', 'CREATE DATABASE breakers1');
+sq('breakers1', q{CREATE EXTENSION fence;
+SELECT fence_breaker_allow('gone-open', failure_threshold => 1);
+SELECT fence_breaker_report('gone-open', false);
+SELECT count(*) FROM generate_series(1, 4) g, LATERAL fence_breaker_allow('gone-' || g);});
+sq('postgres', 'DROP DATABASE breakers1');
+is(sq('postgres', q{SELECT count(*) FROM fence_breakers WHERE database IS NULL}),
+	'5', "a dropped database's breakers are shown with database NULL");
+is(sq('postgres', 'SELECT fence_break_dropped_databases()'), '0',
+	'fence_break_dropped_databases ends no lease there ...');
+is(sq('postgres', q{SELECT count(*) FROM fence_breakers WHERE database IS NULL}),
+	'0', '... but frees its breakers');
+is(sq('postgres', q{SELECT string_agg(breaker || '=' || state, ',' ORDER BY breaker) FROM fence_breakers}),
+	'keep-1=closed,keep-2=closed,keep-3=closed,keep-open=open',
+	"a live database's breakers are untouched");
+
+# A full breaker table frees a dropped database's breakers before it fails.
+sq('postgres', 'CREATE DATABASE breakers2');
+sq('breakers2', q{CREATE EXTENSION fence;
+SELECT count(*) FROM generate_series(1, 12) g, LATERAL fence_breaker_allow('gone-' || g);});
+sq('postgres', 'DROP DATABASE breakers2');
+is(sq('postgres', q{SELECT count(*) FROM fence_breakers}), '16',
+	'the breaker table is full, 12 of it from the dropped database');
+is(sq('postgres', q{SELECT count(*) FROM generate_series(1, 12) g,
+  LATERAL fence_breaker_allow('new-' || g) a WHERE a.decision = 'call'}), '12',
+	'new breakers take the slots of the dropped database\'s breakers');
+is(sq('postgres', q{SELECT count(*) FROM fence_breakers WHERE database IS NULL}),
+	'0', 'none of the dropped database is left');
+is(sq('postgres', q{SELECT state FROM fence_breakers WHERE breaker = 'keep-open'}),
+	'open', "a live database's open breaker stays open");
+($state, $err) = sql_state($node, 'postgres', q{SELECT fence_breaker_allow('one too many')});
+is($state, '53400', 'with only live databases\' breakers left, a full table still fails with 53400');
+like($err, qr/HINT:.*fence\.max_breakers/, '... with a hint naming fence.max_breakers');
 
 unlike(slurp_file($node->logfile), qr/TRAP|terminated by signal/,
 	'no crash in the server log');
