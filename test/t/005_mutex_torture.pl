@@ -11,6 +11,10 @@
 #    client that asked well before another was served after it.
 # 3. FIFO, deterministically: waiters enqueued one by one behind a holder are
 #    served in arrival order, woken by a release, and again by an expiry.
+# 4. Permits: the same with 3 permits per key (fence_try_permit on 2 keys,
+#    then blocking fence_permit on one).  Proven: never more than 3 hold
+#    intervals of a key share an instant, yet several do; no token twice;
+#    every release succeeds; every client is served.
 use strict;
 use warnings;
 
@@ -149,6 +153,74 @@ SELECT bool_and(tok > prev) FROM (
  WHERE prev IS NOT NULL}),
 		't', "$round: each with a higher token");
 }
+
+# --- 4. permits: at most n holders at once ----------------------------------
+
+# The most intervals of one key that contain a common instant: the greatest
+# number of holders seen at once (each interval lies inside its real hold).
+sub max_at_once
+{
+	return $node->safe_psql('postgres', q{
+SELECT coalesce(max(c), 0) FROM (
+	SELECT a.key, a.tok, count(*) AS c FROM holds a JOIN holds b
+	    ON b.key = a.key AND b.t0 <= a.t0 AND a.t0 < b.t1
+	 GROUP BY a.key, a.tok) s});
+}
+
+$node->safe_psql('postgres', 'TRUNCATE holds');
+$node->pgbench(
+	"-n -c $clients -j 2 -T 6",
+	0, [qr/processed/], [qr/^$/],
+	'try_permit/release torture',
+	{
+		'try_permit' => q{
+\set k random(1, 2)
+SELECT coalesce(fence_try_permit('px-' || :k, 3, '1 min')::bigint, 0) AS tok, usec() AS t0 \gset
+\if :tok > 0
+SELECT pg_sleep(0.0005);
+SELECT usec() AS t1 \gset
+INSERT INTO holds VALUES (:k, :tok, 0, :t0, :t1, pg_backend_pid(), fence_release('px-' || :k, :tok));
+\endif
+}
+	});
+$n = $node->safe_psql('postgres', 'SELECT count(*) FROM holds');
+cmp_ok($n, '>=', 1000, "try_permit: thousands of permits ($n)");
+is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT tok) FROM holds'),
+	0, 'try_permit: no token handed out twice');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM holds WHERE NOT released'),
+	0, "try_permit: every holder's release succeeded");
+my $most = max_at_once();
+cmp_ok($most, '<=', 3, "try_permit: never more than 3 holders of a key at once (most: $most)");
+cmp_ok($most, '>=', 2, "try_permit: a key had several holders at once (most: $most)");
+
+$node->safe_psql('postgres', 'TRUNCATE holds');
+$node->pgbench(
+	"-n -c $clients -j 2 -T 6",
+	0, [qr/processed/], [qr/^$/],
+	'blocking fence_permit torture',
+	{
+		'permit' => q{
+SELECT usec() AS treq, fence_permit('pool', 3, '1 min', timeout => '30 s')::bigint AS tok, usec() AS t0 \gset
+SELECT pg_sleep(0.001);
+SELECT usec() AS t1 \gset
+INSERT INTO holds VALUES ('pool', :tok, :treq, :t0, :t1, pg_backend_pid(), fence_release('pool', :tok));
+}
+	});
+$n = $node->safe_psql('postgres', 'SELECT count(*) FROM holds');
+is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT tok) FROM holds'),
+	0, "fence_permit: no token handed out twice ($n permits)");
+is($node->safe_psql('postgres', 'SELECT count(*) FROM holds WHERE NOT released'),
+	0, "fence_permit: every holder's release succeeded");
+$most = max_at_once();
+cmp_ok($most, '<=', 3, "fence_permit: never more than 3 holders at once (most: $most)");
+cmp_ok($most, '>=', 2, "fence_permit: several holders at once (most: $most)");
+($min, $max, $pids) = split /\|/, $node->safe_psql('postgres', q{
+SELECT min(c), max(c), count(*) FROM (SELECT pid, count(*) c FROM holds GROUP BY pid) s});
+is($pids, $clients, "fence_permit: every one of the $clients clients was served");
+cmp_ok($min, '>=', $max / 3,
+	"fence_permit: no starvation (per client: min $min, max $max permits)");
+is($node->safe_psql('postgres', q{SELECT count(*) FROM fence_leases WHERE key IN ('pool', 'px-1', 'px-2')}),
+	0, 'permits: none left behind');
 
 unlike(slurp_file($node->logfile), qr/TRAP|terminated by signal/,
 	'no crash in the server log');
