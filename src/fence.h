@@ -284,7 +284,6 @@ extern bool FenceLeaseReleaseToken(const char *key, int keylen,
 extern bool FenceLeaseRenew(const char *key, int keylen, FenceToken token,
 							int64 ttl);
 extern bool FenceLeaseBreak(const char *key, int keylen, FenceToken *token);
-extern void FenceLeaseCancelWait(void);
 extern int	FenceLeaseSnapshot(FenceLeaseInfo **leases);
 extern int	FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters);
 extern int	FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers);

@@ -39,10 +39,9 @@
  * the expiry earlier.  During fence.restart_grace waiters queue up all the
  * same (a free key gets an entry to hold its queue), so that the grace's
  * end serves them in arrival order.  A waiter that errors out leaves the
- * queue in a PG_CATCH block; one that exits, in the session's exit callback
- * (FenceLeaseCancelWait).  Each waiter's PGPROC entry also says what it
- * asked for and since when, for fence_lease_waiters and
- * fence_blocking_pids().
+ * queue in a PG_CATCH block; one that exits, in this module's exit
+ * callback.  Each waiter's PGPROC entry also says what it asked for and
+ * since when, for fence_lease_waiters and fence_blocking_pids().
  *
  * A lease with permits (a bulkhead) lets up to n holders have a key at
  * once, each with a token of its own: one entry for the key (its queue, its
@@ -120,6 +119,7 @@
 #include "common/int.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
@@ -268,6 +268,7 @@ static LWLock *my_wait_lock = NULL; /* ... and its partition lock */
 static int32 my_spare_slots[2];	/* reserved free slots: a permit may need
 								 * one for itself and one for its key */
 static int	my_nspare = 0;
+static bool lease_exit_registered = false;	/* lease_exit_callback */
 
 /* What one look at an entry under its lock concluded. */
 typedef enum AcquireStep
@@ -913,8 +914,8 @@ dequeue_self(int32 idx)
  * Leave whatever queue this backend is in, and give back a reserved slot.
  * For error and exit paths; safe to call when there is nothing to undo.
  */
-void
-FenceLeaseCancelWait(void)
+static void
+cancel_wait(void)
 {
 	if (lease_shared == NULL)
 		return;
@@ -930,6 +931,12 @@ FenceLeaseCancelWait(void)
 		LWLockRelease(lock);
 	}
 	release_spare_slots();
+}
+
+static void
+lease_exit_callback(int code, Datum arg)
+{
+	cancel_wait();
 }
 
 /* ---------- acquire ---------- */
@@ -1536,6 +1543,19 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	Assert(req->keylen > 0 && req->keylen <= FENCE_MAX_KEY_LEN);
 	Assert(my_wait_slot < 0 && my_nspare == 0);
 
+	/*
+	 * A backend terminated in the middle of a grant (while it waits, or
+	 * while it refills the counter) exits without running PG_CATCH blocks:
+	 * FATAL does not unwind.  Its queue entry and reserved slots are undone
+	 * by this module's own exit callback, since not every caller has
+	 * session.c's (a breaker's probe does not).
+	 */
+	if (!lease_exit_registered)
+	{
+		before_shmem_exit(lease_exit_callback, (Datum) 0);
+		lease_exit_registered = true;
+	}
+
 	memset(grant, 0, sizeof(*grant));
 	wait_started = 0;
 	wait_logged = false;
@@ -1647,7 +1667,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 
 						if (real_now >= req->deadline)
 						{
-							FenceLeaseCancelWait();
+							cancel_wait();
 							grant->outcome = FENCE_ACQUIRE_TIMED_OUT;
 							break;
 						}
@@ -1682,7 +1702,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	}
 	PG_CATCH();
 	{
-		FenceLeaseCancelWait();
+		cancel_wait();
 		if (wait_logged)
 		{
 			wait_logged = false;
@@ -1695,7 +1715,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 
 	/* Not waiting any more on any way out; a spare slot may be left. */
 	Assert(my_wait_slot < 0 || grant->outcome != FENCE_ACQUIRE_GRANTED);
-	FenceLeaseCancelWait();
+	cancel_wait();
 	if (wait_logged)
 	{
 		wait_logged = false;

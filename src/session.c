@@ -466,9 +466,10 @@ session_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 }
 
 /*
- * Backend exit: leave any wait queue, and release the session and
- * transaction leases this backend holds (those it still holds: a release
- * with a superseded token changes nothing).  Detached leases stay.
+ * Backend exit: release the session and transaction leases this backend
+ * holds (those it still holds: a release with a superseded token changes
+ * nothing).  Detached leases stay.  (A wait in progress is lease_table.c's
+ * to undo, in its own exit callback.)
  */
 static void
 session_exit_callback(int code, Datum arg)
@@ -476,7 +477,6 @@ session_exit_callback(int code, Datum arg)
 	HASH_SEQ_STATUS status;
 	SessionLease *entry;
 
-	FenceLeaseCancelWait();
 	if (session_leases == NULL)
 		return;
 
