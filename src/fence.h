@@ -42,6 +42,8 @@
 #define FENCE_MAX_KEY_LEN		200
 /* A detached lease's owner name is 1 to this many bytes. */
 #define FENCE_MAX_OWNER_LEN		48
+/* A lease with permits has 1 to this many (each grant walks them all). */
+#define FENCE_MAX_PERMITS		1000
 /* A circuit breaker's name is 1 to this many bytes. */
 #define FENCE_MAX_BREAKER_NAME	64
 
@@ -166,6 +168,8 @@ typedef struct FenceLeaseRequest
 	const char *owner;			/* detached scope only; else NULL */
 	int			ownerlen;
 	FenceLeaseScope scope;
+	int			permits;		/* 0: an ordinary lease; else a permit of a
+								 * key with this many (1..FENCE_MAX_PERMITS) */
 	int64		ttl;			/* lease-clock microseconds, > 0 */
 	bool		wait;			/* queue up until granted (or the deadline) */
 	bool		has_deadline;	/* wait: give up at deadline (real time) */
@@ -178,7 +182,8 @@ typedef enum FenceAcquireOutcome
 	FENCE_ACQUIRE_EXTENDED,		/* the caller held it: same token, later expiry */
 	FENCE_ACQUIRE_REFUSED,		/* another live holder, or waiters ahead */
 	FENCE_ACQUIRE_TIMED_OUT,	/* waited until the deadline */
-	FENCE_ACQUIRE_SCOPE_CONFLICT	/* this backend holds it in another scope */
+	FENCE_ACQUIRE_SCOPE_CONFLICT,	/* this backend holds it in another scope */
+	FENCE_ACQUIRE_KIND_CONFLICT /* held or awaited with other permits */
 } FenceAcquireOutcome;
 
 typedef struct FenceLeaseGrant
@@ -188,6 +193,8 @@ typedef struct FenceLeaseGrant
 	bool		takeover;		/* GRANTED over an expired holder */
 	TimestampTz expires_at;		/* GRANTED, EXTENDED */
 	FenceLeaseScope held_scope; /* SCOPE_CONFLICT: the scope already held */
+	int			held_permits;	/* KIND_CONFLICT: the key's permits (0: it
+								 * is an ordinary lease) */
 } FenceLeaseGrant;
 
 /* One row of the fence_leases view. */
@@ -200,7 +207,8 @@ typedef struct FenceLeaseInfo
 	TimestampTz expires_at;
 	Oid			roleid;			/* who took it */
 	int			pid;			/* session and transaction scope; else 0 */
-	int			nwaiters;
+	int			nwaiters;		/* the key's queue */
+	int			permits;		/* a permit: the key's permits; else 0 */
 	int			keylen;
 	int			ownerlen;
 	char		key[FENCE_MAX_KEY_LEN];

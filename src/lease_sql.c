@@ -201,6 +201,28 @@ get_token(FunctionCallInfo fcinfo, int argno)
 	return PG_GETARG_FENCE_TOKEN(argno);
 }
 
+/* How many permits a lease with permits has. */
+static int
+get_permits(FunctionCallInfo fcinfo, int argno)
+{
+	int32		permits;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of permits must not be NULL"),
+				 errhint("Say how many holders the lease may have at once, from 1 to %d.",
+						 FENCE_MAX_PERMITS)));
+	permits = PG_GETARG_INT32(argno);
+	if (permits < 1 || permits > FENCE_MAX_PERMITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of permits must be between 1 and %d",
+						FENCE_MAX_PERMITS),
+				 errdetail("The number given was %d.", permits)));
+	return permits;
+}
+
 /* The owner of a detached lease, or none (NULL: session scope). */
 static bool
 get_owner(FunctionCallInfo fcinfo, int argno, char *buf, int *len)
@@ -278,17 +300,49 @@ scope_conflict(const char *key, FenceLeaseScope held_scope)
 }
 
 /*
- * The four ways to take a lease.  Argument positions: key 0, ttl 1, then
- * (blocking) timeout 2, then owner last for the session variants.
+ * The key is held or awaited as the other kind of lease, or with another
+ * number of permits, than req asked for.
+ */
+static void
+kind_conflict(const char *key, const FenceLeaseRequest *req, int held_permits)
+{
+	if (held_permits == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lease \"%s\" is held as a lease without permits", key),
+				 errdetail("A key is a lease with permits or one without while anybody holds it or waits for it."),
+				 errhint("Take it with fence_lease() or fence_try_lease(), or use another key for the lease with permits.")));
+	else if (req->permits == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lease \"%s\" is held as a lease with %d permits", key,
+						held_permits),
+				 errdetail("A key is a lease with permits or one without while anybody holds it or waits for it."),
+				 errhint("Take a permit with fence_permit() or fence_try_permit(), or use another key.")));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lease \"%s\" is held as a lease with %d permits, not %d",
+						key, held_permits, req->permits),
+				 errdetail("The number of permits of a key is fixed while anybody holds a permit or waits for one."),
+				 errhint("Ask for the same number of permits wherever the key is used.")));
+}
+
+/*
+ * The eight ways to take a lease or a permit.  Argument positions: key 0,
+ * then permits (for a permit), ttl, then timeout (blocking variants), then
+ * owner last for the session variants.
  */
 static Datum
 acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
-		bool wait)
+		bool wait, bool permit)
 {
 	LeaseKey	key;
 	char		owner[FENCE_MAX_OWNER_LEN + 1];
 	int			ownerlen = 0;
-	int			owner_arg = wait ? 3 : 2;
+	int			arg = 1;
+	int			timeout_arg;
+	int			owner_arg;
 	FenceLeaseRequest req;
 	FenceLeaseGrant grant;
 	int64		timeout_ms = 0;
@@ -299,7 +353,11 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 	memset(&req, 0, sizeof(req));
 	req.key = key.data;
 	req.keylen = key.len;
-	req.ttl = get_ttl(fcinfo, 1);
+	if (permit)
+		req.permits = get_permits(fcinfo, arg++);
+	req.ttl = get_ttl(fcinfo, arg++);
+	timeout_arg = wait ? arg++ : -1;
+	owner_arg = arg;
 	req.scope = scope;
 	if (scope == FENCE_SCOPE_SESSION && get_owner(fcinfo, owner_arg, owner, &ownerlen))
 	{
@@ -312,17 +370,18 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 	{
 		int64		timeout = -1;
 
-		if (!PG_ARGISNULL(2))
+		if (!PG_ARGISNULL(timeout_arg))
 		{
-			timeout = get_duration(fcinfo, 2, DURATION_TIMEOUT);
+			timeout = get_duration(fcinfo, timeout_arg, DURATION_TIMEOUT);
 			if (timeout < 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("timeout must not be negative"),
 						 errdetail("The timeout given was %s.",
-								   interval_text(PG_GETARG_INTERVAL_P(2))),
+								   interval_text(PG_GETARG_INTERVAL_P(timeout_arg))),
 						 errhint("Pass NULL to wait without a limit (or up to lock_timeout).")));
-			timeout_ms = (timeout + 999) / 1000;
+			/* For the message; rounded up, without overflow near INT64_MAX. */
+			timeout_ms = timeout / 1000 + (timeout % 1000 != 0);
 		}
 		else if (LockTimeout > 0)
 		{
@@ -352,7 +411,17 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 		case FENCE_ACQUIRE_REFUSED:
 			PG_RETURN_NULL();
 		case FENCE_ACQUIRE_TIMED_OUT:
-			if (timeout_is_lock_timeout)
+			if (req.permits > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not obtain a permit of lease \"%s\" before the timeout",
+								key.data),
+						 timeout_is_lock_timeout ?
+						 errdetail("lock_timeout is %lld ms.", (long long) timeout_ms) :
+						 errdetail("The timeout was %lld ms.", (long long) timeout_ms),
+						 errhint("All %d permits are still held, others are queued before this session, or fence.restart_grace is not over yet.",
+								 req.permits)));
+			else if (timeout_is_lock_timeout)
 				ereport(ERROR,
 						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 						 errmsg("could not obtain lease \"%s\" before the timeout", key.data),
@@ -367,6 +436,9 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 			break;
 		case FENCE_ACQUIRE_SCOPE_CONFLICT:
 			scope_conflict(key.data, grant.held_scope);
+			break;
+		case FENCE_ACQUIRE_KIND_CONFLICT:
+			kind_conflict(key.data, &req, grant.held_permits);
 			break;
 	}
 	PG_RETURN_NULL();			/* keep compiler quiet */
@@ -394,7 +466,7 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 static Datum
 fence_try_lease_impl(FunctionCallInfo fcinfo, bool int_key)
 {
-	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, false);
+	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, false, false);
 }
 FENCE_KEYED_ENTRY_POINTS(fence_try_lease)
 
@@ -402,7 +474,7 @@ FENCE_KEYED_ENTRY_POINTS(fence_try_lease)
 static Datum
 fence_try_xact_lease_impl(FunctionCallInfo fcinfo, bool int_key)
 {
-	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, false);
+	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, false, false);
 }
 FENCE_KEYED_ENTRY_POINTS(fence_try_xact_lease)
 
@@ -410,7 +482,7 @@ FENCE_KEYED_ENTRY_POINTS(fence_try_xact_lease)
 static Datum
 fence_lease_impl(FunctionCallInfo fcinfo, bool int_key)
 {
-	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, true);
+	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, true, false);
 }
 FENCE_KEYED_ENTRY_POINTS(fence_lease)
 
@@ -418,9 +490,41 @@ FENCE_KEYED_ENTRY_POINTS(fence_lease)
 static Datum
 fence_xact_lease_impl(FunctionCallInfo fcinfo, bool int_key)
 {
-	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, true);
+	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, true, false);
 }
 FENCE_KEYED_ENTRY_POINTS(fence_xact_lease)
+
+/* fence_try_permit(key, permits, ttl, owner DEFAULT NULL) */
+static Datum
+fence_try_permit_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, false, true);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_try_permit)
+
+/* fence_try_xact_permit(key, permits, ttl) */
+static Datum
+fence_try_xact_permit_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, false, true);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_try_xact_permit)
+
+/* fence_permit(key, permits, ttl, timeout DEFAULT NULL, owner DEFAULT NULL) */
+static Datum
+fence_permit_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, true, true);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_permit)
+
+/* fence_xact_permit(key, permits, ttl, timeout DEFAULT NULL) */
+static Datum
+fence_xact_permit_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, true, true);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_xact_permit)
 
 /* ---------- using leases ---------- */
 
@@ -663,8 +767,8 @@ fence_leases_all(PG_FUNCTION_ARGS)
 	for (int i = 0; i < n; i++)
 	{
 		FenceLeaseInfo *l = &leases[i];
-		Datum		values[10];
-		bool		nulls[10] = {0};
+		Datum		values[11];
+		bool		nulls[11] = {0};
 		char	   *dbname = get_database_name(l->dbid);
 		bool		visible = may_see(l->roleid);
 
@@ -693,6 +797,15 @@ fence_leases_all(PG_FUNCTION_ARGS)
 		values[7] = TimestampTzGetDatum(l->expires_at);
 		values[8] = BoolGetDatum(now < l->expires_at);
 		values[9] = Int32GetDatum(l->nwaiters);
+		/*
+		 * permits: 1.0's definition, which this library serves until ALTER
+		 * EXTENSION UPDATE, has no such column; tuplestore_putvalues() reads
+		 * only the columns the result's descriptor has.
+		 */
+		if (l->permits > 0)
+			values[10] = Int32GetDatum(l->permits);
+		else
+			nulls[10] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -84,11 +84,11 @@
  *	- a partition's generation: bumped under the exclusive lock whenever a
  *	  lease of the partition ends or may end sooner; read without a lock.
  *	- sweep_hand: atomic, only spreads reclaim over the partitions.
- *	- my_wait_slot, my_wait_lock, my_spare_slot: this backend's own.
+ *	- my_wait_slot, my_wait_lock, my_spare_slots: this backend's own.
  *
  * Invariants:
  *	- a slot is in exactly one place: one bucket chain (in use), the free
- *	  list, or a backend's my_spare_slot (or, between the two locks, in the
+ *	  list, or a backend's my_spare_slots (or, between the two locks, in the
  *	  chain reclaim_some() is moving to the free list);
  *	- an entry with waiters (wait_head >= 0) is never unlinked or reclaimed,
  *	  so a waiter's my_wait_slot stays valid until it dequeues itself;
@@ -135,6 +135,24 @@
 #endif
 
 /*
+ * What an entry is.  An ordinary lease is one entry: its key, its holder and
+ * its queue.  A lease with permits (a bulkhead) is one ENTRY_PERMIT_KEY
+ * entry, which holds nothing itself but keeps the key's queue, its number
+ * of permits and its latest token, plus one ENTRY_PERMIT entry per permit
+ * held (live or expired).  All entries of a key hash alike, so they share a
+ * bucket chain; looking a key up finds its lease or permit-key entry and
+ * steps over the permits, which are reached by walking the chain.  A permit
+ * entry never has waiters and goes back to the free list when it ends; the
+ * permit-key entry stays while any permit of the key remains in the table.
+ */
+typedef enum EntryKind
+{
+	ENTRY_LEASE = 0,
+	ENTRY_PERMIT_KEY,
+	ENTRY_PERMIT
+} EntryKind;
+
+/*
  * One entry.  Kept small (the target is 300 bytes a slot, buckets included):
  * no cached hash, and the wait queue is a singly linked list from its head
  * (queues are short; appending walks it).  A session or transaction lease
@@ -149,12 +167,16 @@ typedef struct FenceLeaseSlot
 	uint8		keylen;
 	uint8		ownerlen;		/* detached scope only */
 	uint8		scope;			/* FenceLeaseScope; NONE = released */
-	uint8		unused;
+	uint8		kind;			/* EntryKind */
 	Oid			roleid;			/* the role that took it (view privacy) */
 	FenceToken	token;			/* current token, or the last one */
 	TimestampTz granted_at;
 	TimestampTz expires_at;		/* lease clock */
-	int32		holder;			/* session/xact scope: procno; else -1 */
+	union
+	{
+		int32		procno;		/* session/xact scope: the holder; else -1 */
+		int32		permits;	/* ENTRY_PERMIT_KEY: the key's permits */
+	}			held;
 	int32		wait_head;		/* first waiting procno; -1 = none */
 	char		text[FENCE_MAX_KEY_LEN + FENCE_MAX_OWNER_LEN];	/* key, owner */
 } FenceLeaseSlot;
@@ -231,7 +253,9 @@ static HTAB *role_counts = NULL;
 /* This backend's acquire in progress, for clean-up on error or exit. */
 static int32 my_wait_slot = -1;		/* queue we are in, or -1 */
 static LWLock *my_wait_lock = NULL; /* ... and its partition lock */
-static int32 my_spare_slot = -1;	/* a reserved free slot, or -1 */
+static int32 my_spare_slots[2];	/* reserved free slots: a permit may need
+								 * one for itself and one for its key */
+static int	my_nspare = 0;
 
 /* What one look at an entry under its lock concluded. */
 typedef enum AcquireStep
@@ -253,7 +277,8 @@ typedef enum BlockerKind
 {
 	BLOCKER_SESSION,			/* a session or transaction holder: pid */
 	BLOCKER_DETACHED,			/* a detached holder: owner */
-	BLOCKER_QUEUE				/* nobody holds it; others are queued first */
+	BLOCKER_QUEUE,				/* nobody holds it; others are queued first */
+	BLOCKER_PERMITS				/* every permit is held */
 } BlockerKind;
 
 static struct
@@ -430,9 +455,17 @@ bucket_head(uint32 hash)
 	return &lease_buckets[partition * (lease_shared->bucket_mask + 1) + bucket];
 }
 
+static inline bool
+entry_has_key(FenceLeaseSlot *slot, Oid dbid, const char *key, int keylen)
+{
+	return slot->keylen == keylen && slot->dbid == dbid &&
+		memcmp(slot->text, key, keylen) == 0;
+}
+
 /*
- * The link that points at the entry of (dbid, key) -- its bucket head or
- * its predecessor's next -- or NULL.  Caller holds the partition lock.
+ * The link that points at the lease or permit-key entry of (dbid, key) --
+ * its bucket head or its predecessor's next -- or NULL.  Caller holds the
+ * partition lock.
  */
 static int32 *
 lookup_link(uint32 hash, Oid dbid, const char *key, int keylen)
@@ -442,8 +475,40 @@ lookup_link(uint32 hash, Oid dbid, const char *key, int keylen)
 	{
 		FenceLeaseSlot *slot = &lease_slots[*link];
 
-		if (slot->keylen == keylen && slot->dbid == dbid &&
-			memcmp(slot->text, key, keylen) == 0)
+		if (slot->kind != ENTRY_PERMIT &&
+			entry_has_key(slot, dbid, key, keylen))
+			return link;
+	}
+	return NULL;
+}
+
+/*
+ * Walking the permits of permit-key entry "key" (or of a dropped one's key):
+ * the link to the first permit at or after *link, or NULL.  Caller holds
+ * the partition lock.  All entries of a key share its bucket chain.
+ */
+static int32 *
+next_permit_link(int32 *link, FenceLeaseSlot *key)
+{
+	for (; *link >= 0; link = &lease_slots[*link].next)
+	{
+		FenceLeaseSlot *slot = &lease_slots[*link];
+
+		if (slot->kind == ENTRY_PERMIT &&
+			entry_has_key(slot, key->dbid, key->text, key->keylen))
+			return link;
+	}
+	return NULL;
+}
+
+/* The link to the key's permit with this token, or NULL. */
+static int32 *
+permit_link(uint32 hash, FenceLeaseSlot *key, FenceToken token)
+{
+	for (int32 *link = next_permit_link(bucket_head(hash), key); link != NULL;
+		 link = next_permit_link(&lease_slots[*link].next, key))
+	{
+		if (lease_slots[*link].token == token)
 			return link;
 	}
 	return NULL;
@@ -464,13 +529,12 @@ lookup(uint32 hash, Oid dbid, const char *key, int keylen)
  */
 static int32 *
 lock_entry(Oid dbid, const char *key, int keylen, LWLockMode mode,
-		   LWLock **lock)
+		   LWLock **lock, uint32 *hash)
 {
-	uint32		hash = lease_hash(dbid, key, keylen);
-
-	*lock = partition_lock(hash);
+	*hash = lease_hash(dbid, key, keylen);
+	*lock = partition_lock(*hash);
 	LWLockAcquire(*lock, mode);
-	return lookup_link(hash, dbid, key, keylen);
+	return lookup_link(*hash, dbid, key, keylen);
 }
 
 static inline bool
@@ -577,8 +641,8 @@ pop_free(void)
 
 /*
  * Free entries of one partition that have no waiters: with dbid invalid,
- * those no longer live (released or expired); else every entry of database
- * dbid.  Returns how many were freed; *ended counts those that were held.
+ * those no longer live (released or expired; permit keys left without
+ * permits); else every entry of database dbid.  Returns how many were freed; *ended counts those that were held.
  * Takes the partition lock.
  */
 static int
@@ -593,17 +657,32 @@ free_entries(uint32 partition, Oid dbid, int *ended)
 
 	LWLockAcquire(lock, LW_EXCLUSIVE);
 	now = FenceNow();
-	for (uint32 b = 0; b < nbuckets; b++)
+	for (uint32 b = 0; b < nbuckets * 2; b++)
 	{
-		int32	   *link = &lease_buckets[partition * nbuckets + b];
+		int32	   *chain = &lease_buckets[partition * nbuckets + b / 2];
+		int32	   *link = chain;
 
+		/*
+		 * Each chain twice: leases and permits first, then permit keys, each
+		 * of which stays while any permit of its key does.
+		 */
 		while (*link >= 0)
 		{
 			int32		idx = *link;
 			FenceLeaseSlot *slot = &lease_slots[idx];
+			bool		permit_key = (slot->kind == ENTRY_PERMIT_KEY);
+			bool		free_it;
 
-			if (slot->wait_head < 0 &&
-				(OidIsValid(dbid) ? slot->dbid == dbid : !slot_is_live(slot, now)))
+			if (slot->wait_head >= 0 || permit_key != (b % 2 == 1))
+				free_it = false;
+			else if (OidIsValid(dbid) && slot->dbid != dbid)
+				free_it = false;
+			else if (permit_key)
+				free_it = next_permit_link(chain, slot) == NULL;
+			else
+				free_it = OidIsValid(dbid) || !slot_is_live(slot, now);
+
+			if (free_it)
 			{
 				if (slot->scope != FENCE_SCOPE_NONE)
 					(*ended)++;
@@ -723,14 +802,32 @@ reserve_slot(void)
 	}
 }
 
-static void
-release_spare_slot(void)
+/*
+ * Have at least n reserved slots, from the free list only (no reclaim: the
+ * caller may hold a partition lock).  False if it ran dry.
+ */
+static bool
+have_spares(int n)
 {
-	if (my_spare_slot >= 0)
+	Assert(n <= lengthof(my_spare_slots));
+	while (my_nspare < n)
 	{
-		int32		idx = my_spare_slot;
+		int32		idx = pop_free();
 
-		my_spare_slot = -1;
+		if (idx < 0)
+			return false;
+		my_spare_slots[my_nspare++] = idx;
+	}
+	return true;
+}
+
+static void
+release_spare_slots(void)
+{
+	while (my_nspare > 0)
+	{
+		int32		idx = my_spare_slots[--my_nspare];
+
 		push_free_chain(idx, idx, 1);
 	}
 }
@@ -820,7 +917,7 @@ FenceLeaseCancelWait(void)
 		dequeue_self(idx);
 		LWLockRelease(lock);
 	}
-	release_spare_slot();
+	release_spare_slots();
 }
 
 /* ---------- acquire ---------- */
@@ -841,25 +938,33 @@ holder_matches(FenceLeaseSlot *slot, const FenceLeaseRequest *req)
 			slot->roleid == GetUserId() &&
 			slot->ownerlen == req->ownerlen &&
 			memcmp(slot->text + slot->keylen, req->owner, req->ownerlen) == 0;
-	return slot->holder == FENCE_MY_PROCNO;
+	return slot->held.procno == FENCE_MY_PROCNO;
 }
 
-/* Link a new, released entry for (MyDatabaseId, key) from my spare slot. */
+/*
+ * Link a new, released entry of the given kind for (MyDatabaseId, key) from
+ * a spare slot.
+ */
 static int32
-new_entry(uint32 hash, const FenceLeaseRequest *req)
+new_entry(uint32 hash, const FenceLeaseRequest *req, EntryKind kind)
 {
 	int32	   *head = bucket_head(hash);
-	int32		idx = my_spare_slot;
-	FenceLeaseSlot *slot = &lease_slots[idx];
+	int32		idx;
+	FenceLeaseSlot *slot;
 
-	Assert(idx >= 0);
-	my_spare_slot = -1;
+	Assert(my_nspare > 0);
+	idx = my_spare_slots[--my_nspare];
+	slot = &lease_slots[idx];
 	slot->dbid = MyDatabaseId;
+	slot->kind = (uint8) kind;
 	slot->keylen = (uint8) req->keylen;
 	memcpy(slot->text, req->key, req->keylen);
 	slot->scope = FENCE_SCOPE_NONE;
 	slot->ownerlen = 0;
-	slot->holder = -1;
+	if (kind == ENTRY_PERMIT_KEY)
+		slot->held.permits = req->permits;
+	else
+		slot->held.procno = -1;
 	slot->token = 0;
 	slot->expires_at = 0;
 	slot->wait_head = -1;
@@ -879,123 +984,116 @@ in_restart_grace(TimestampTz *until)
 }
 
 /*
- * One look at the key under its partition lock (held exclusively by the
- * caller): extend, refuse, install a grant, or say what is missing first.
- * Must not ERROR.  role_limit: the most detached leases the caller's role
- * may hold (0: no limit).  On STEP_REFUSED, *wake_at is the lease-clock time at
- * which the holder expires (0: wait to be woken); on STEP_GRACE, the real
- * time at which the grace period ends.
+ * Free the permit entries of permit-key entry "key" that are not live: all
+ * of them when the key changes kind (it has no live permit then).  Caller
+ * holds the partition lock exclusively; never ERRORs.  Returns how many
+ * remain.
  */
-static AcquireStep
-acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
-			 int role_limit, FenceLeaseGrant *grant, TimestampTz *wake_at)
+static int
+drop_dead_permits(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
 {
-	int32		idx = lookup(hash, MyDatabaseId, req->key, req->keylen);
-	FenceLeaseSlot *slot = (idx >= 0) ? &lease_slots[idx] : NULL;
-	TimestampTz now = FenceNow();
-	int32		me = FENCE_MY_PROCNO;
-	bool		same_role_detached;
-	bool		count_it;
+	int32	   *link = next_permit_link(bucket_head(hash), key);
+	int			left = 0;
 
-	*wake_at = 0;
-
-	if (slot && slot_is_live(slot, now))
+	while (link != NULL)
 	{
-		if (holder_matches(slot, req))
+		int32		idx = *link;
+		FenceLeaseSlot *permit = &lease_slots[idx];
+
+		if (slot_is_live(permit, now))
 		{
-			if (slot->scope != req->scope)
-			{
-				grant->outcome = FENCE_ACQUIRE_SCOPE_CONFLICT;
-				grant->held_scope = (FenceLeaseScope) slot->scope;
-				return STEP_DONE;
-			}
-			/* Re-acquire by the holder: same token, never a shorter lease. */
-			slot->expires_at = Max(slot->expires_at,
-								   lease_deadline(now, req->ttl));
-			grant->outcome = FENCE_ACQUIRE_EXTENDED;
-			grant->token = slot->token;
-			grant->expires_at = slot->expires_at;
-			return STEP_DONE;
+			left++;
+			link = next_permit_link(&permit->next, key);
+			continue;
 		}
-		if (req->wait && my_wait_slot < 0)
-			enqueue_self(idx, partition_lock(hash), req);
-		if (my_wait_slot < 0 || slot->wait_head == me)
-			*wake_at = slot->expires_at;
-		if (slot->scope == FENCE_SCOPE_DETACHED)
-		{
-			last_blocker.kind = BLOCKER_DETACHED;
-			last_blocker.ownerlen = slot->ownerlen;
-			memcpy(last_blocker.owner, slot->text + slot->keylen, slot->ownerlen);
-			last_blocker.owner[slot->ownerlen] = '\0';
-		}
-		else
-		{
-			last_blocker.kind = BLOCKER_SESSION;
-			last_blocker.pid = GetPGProcByNumber(slot->holder)->pid;
-		}
-		return STEP_REFUSED;
+		entry_ends(permit);
+		permit->scope = FENCE_SCOPE_NONE;
+		*link = permit->next;
+		push_free_chain(idx, idx, 1);
+		link = next_permit_link(link, key);
 	}
+	return left;
+}
 
-	/* The key is free.  Waiters ahead of us have it first. */
-	if (slot && slot->wait_head >= 0 && slot->wait_head != me)
+/* Does a live permit of permit-key entry "key" remain? */
+static bool
+has_live_permit(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
+{
+	for (int32 *link = next_permit_link(bucket_head(hash), key); link != NULL;
+		 link = next_permit_link(&lease_slots[*link].next, key))
 	{
-		if (req->wait && my_wait_slot < 0)
-			enqueue_self(idx, partition_lock(hash), req);
-		last_blocker.kind = BLOCKER_QUEUE;
-		return STEP_REFUSED;
+		if (slot_is_live(&lease_slots[*link], now))
+			return true;
 	}
-	if (in_restart_grace(wake_at))
-	{
-		/*
-		 * Queue up now, so that when the grace ends the sessions that waited
-		 * are served in arrival order, before any that merely poll.  A key
-		 * nobody holds needs an entry to hold its queue.
-		 */
-		if (req->wait && my_wait_slot < 0)
-		{
-			if (slot == NULL)
-			{
-				if (my_spare_slot < 0 && (my_spare_slot = pop_free()) < 0)
-					return STEP_NEED_SLOT;
-				idx = new_entry(hash, req);
-			}
-			enqueue_self(idx, partition_lock(hash), req);
-		}
-		return STEP_GRACE;
-	}
-	/*
-	 * A slot first, so that a full table wastes no token.  The fast paths
-	 * take only spinlocks, so a grant usually needs this lock just once;
-	 * reclaiming slots and refilling the counter happen with no lock held.
-	 */
-	if (slot == NULL && my_spare_slot < 0 && (my_spare_slot = pop_free()) < 0)
-		return STEP_NEED_SLOT;
-	if (token == 0 && !FenceCounterTryNext(&token))
-		return STEP_NEED_TOKEN;
+	return false;
+}
 
-	/*
-	 * A detached lease counts against its role's limit from now on, unless
-	 * it replaces an expired detached lease of the same role, which was
-	 * counted already.
-	 */
-	same_role_detached = slot && slot->scope == FENCE_SCOPE_DETACHED &&
-		slot->roleid == GetUserId();
-	count_it = req->scope == FENCE_SCOPE_DETACHED && !same_role_detached;
-	if (count_it && !role_count_add(GetUserId(), role_limit, &role_limit_count))
-		return STEP_ROLE_LIMIT;
-	if (!FenceStatsPublishGrant(token))
-	{
-		if (count_it)
-			role_count_sub(GetUserId());
-		return STEP_LOST_RACE;
-	}
+/*
+ * A key is an ordinary lease or a lease with a number of permits while
+ * anything holds it or waits for it; once idle it may become either.  Is
+ * the entry busy in another way than req asks for?  Then grant says how.
+ */
+static bool
+kind_conflict(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
+			  TimestampTz now, FenceLeaseGrant *grant)
+{
+	bool		is_permit_key = (slot->kind == ENTRY_PERMIT_KEY);
+	int			permits = is_permit_key ? slot->held.permits : 0;
 
-	/* Install the grant. */
-	if (slot == NULL)
+	if (permits == req->permits)
+		return false;
+	if (slot->wait_head < 0 &&
+		!(is_permit_key ? has_live_permit(hash, slot, now) :
+		  slot_is_live(slot, now)))
+		return false;
+	grant->outcome = FENCE_ACQUIRE_KIND_CONFLICT;
+	grant->held_permits = permits;
+	return true;
+}
+
+/*
+ * Make idle entry "slot" (no live holder, no waiters: kind_conflict said
+ * so) the kind req asks for.  An expired lease or permits it still kept end
+ * here, as a takeover would end them.  Caller holds the lock exclusively.
+ */
+static void
+become_kind(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
+			TimestampTz now)
+{
+	EntryKind	kind = (req->permits > 0) ? ENTRY_PERMIT_KEY : ENTRY_LEASE;
+
+	if (slot->kind == kind)
 	{
-		idx = new_entry(hash, req);
-		slot = &lease_slots[idx];
+		if (kind == ENTRY_PERMIT_KEY)
+			slot->held.permits = req->permits;
+		return;
 	}
+	bump_generation(hash % FENCE_LEASE_PARTITIONS);
+	if (slot->kind == ENTRY_PERMIT_KEY)
+	{
+		(void) drop_dead_permits(hash, slot, now);
+		slot->held.procno = -1;
+	}
+	else
+	{
+		entry_ends(slot);
+		slot->scope = FENCE_SCOPE_NONE;
+		slot->ownerlen = 0;
+		slot->held.permits = req->permits;
+	}
+	slot->kind = (uint8) kind;
+}
+
+/*
+ * Give entry "slot" (a lease entry, or a permit entry) to the caller with a
+ * new token.  same_role_detached: it held an expired detached lease of the
+ * caller's role, already counted against the role.
+ */
+static void
+install_grant(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
+			  FenceToken token, TimestampTz now, bool same_role_detached,
+			  FenceLeaseGrant *grant)
+{
 	grant->takeover = (slot->scope != FENCE_SCOPE_NONE);
 	if (grant->takeover)
 	{
@@ -1010,22 +1108,296 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 	slot->roleid = GetUserId();
 	if (req->scope == FENCE_SCOPE_DETACHED)
 	{
-		slot->holder = -1;
+		slot->held.procno = -1;
 		slot->ownerlen = (uint8) req->ownerlen;
 		memcpy(slot->text + slot->keylen, req->owner, req->ownerlen);
 	}
 	else
 	{
-		slot->holder = me;
+		slot->held.procno = FENCE_MY_PROCNO;
 		slot->ownerlen = 0;
 	}
-	if (my_wait_slot == idx)
-		dequeue_self(idx);		/* and wake the next in line */
-
 	grant->outcome = FENCE_ACQUIRE_GRANTED;
 	grant->token = token;
 	grant->expires_at = slot->expires_at;
+}
+
+/*
+ * The caller holds live entry "slot" (a lease or a permit) in the scope it
+ * asks for: the same token, never a shorter lease.  In another scope: a
+ * conflict.
+ */
+static void
+extend_held(FenceLeaseSlot *slot, const FenceLeaseRequest *req,
+			TimestampTz now, FenceLeaseGrant *grant)
+{
+	if (slot->scope != req->scope)
+	{
+		grant->outcome = FENCE_ACQUIRE_SCOPE_CONFLICT;
+		grant->held_scope = (FenceLeaseScope) slot->scope;
+		return;
+	}
+	slot->expires_at = Max(slot->expires_at, lease_deadline(now, req->ttl));
+	grant->outcome = FENCE_ACQUIRE_EXTENDED;
+	grant->token = slot->token;
+	grant->expires_at = slot->expires_at;
+}
+
+/* Who holds a live entry, for fence.log_lease_waits. */
+static void
+note_blocker(FenceLeaseSlot *slot)
+{
+	if (slot->scope == FENCE_SCOPE_DETACHED)
+	{
+		last_blocker.kind = BLOCKER_DETACHED;
+		last_blocker.ownerlen = slot->ownerlen;
+		memcpy(last_blocker.owner, slot->text + slot->keylen, slot->ownerlen);
+		last_blocker.owner[slot->ownerlen] = '\0';
+	}
+	else
+	{
+		last_blocker.kind = BLOCKER_SESSION;
+		last_blocker.pid = GetPGProcByNumber(slot->held.procno)->pid;
+	}
+}
+
+/*
+ * During fence.restart_grace: queue up now, so that when the grace ends the
+ * sessions that waited are served in arrival order, before any that merely
+ * poll.  A key nobody holds needs an entry to hold its queue.  idx: the
+ * key's lease or permit-key entry, or -1.
+ */
+static AcquireStep
+grace_step(const FenceLeaseRequest *req, uint32 hash, int32 idx)
+{
+	if (req->wait && my_wait_slot < 0)
+	{
+		if (idx < 0)
+		{
+			if (!have_spares(1))
+				return STEP_NEED_SLOT;
+			idx = new_entry(hash, req, (req->permits > 0) ?
+							ENTRY_PERMIT_KEY : ENTRY_LEASE);
+		}
+		enqueue_self(idx, partition_lock(hash), req);
+	}
+	return STEP_GRACE;
+}
+
+/*
+ * The token, the role count and the publication a grant needs, in that
+ * order; STEP_DONE when all are in hand and the grant may be installed.
+ * reused: the entry to be taken over, or NULL.
+ */
+static AcquireStep
+prepare_grant(const FenceLeaseRequest *req, FenceToken *token, int role_limit,
+			  FenceLeaseSlot *reused, bool *same_role_detached)
+{
+	bool		count_it;
+
+	if (*token == 0 && !FenceCounterTryNext(token))
+		return STEP_NEED_TOKEN;
+
+	/*
+	 * A detached lease counts against its role's limit from now on, unless
+	 * it replaces an expired detached lease of the same role, which was
+	 * counted already.
+	 */
+	*same_role_detached = reused && reused->scope == FENCE_SCOPE_DETACHED &&
+		reused->roleid == GetUserId();
+	count_it = req->scope == FENCE_SCOPE_DETACHED && !*same_role_detached;
+	if (count_it && !role_count_add(GetUserId(), role_limit, &role_limit_count))
+		return STEP_ROLE_LIMIT;
+	if (!FenceStatsPublishGrant(*token))
+	{
+		if (count_it)
+			role_count_sub(GetUserId());
+		return STEP_LOST_RACE;
+	}
 	return STEP_DONE;
+}
+
+/*
+ * acquire_step() for an ordinary lease.  idx: the key's lease entry (made
+ * one if it was an idle permit key), or -1.
+ */
+static AcquireStep
+lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
+		   FenceToken token, int role_limit, FenceLeaseGrant *grant,
+		   TimestampTz *wake_at)
+{
+	FenceLeaseSlot *slot = (idx >= 0) ? &lease_slots[idx] : NULL;
+	TimestampTz now = FenceNow();
+	int32		me = FENCE_MY_PROCNO;
+	bool		same_role_detached;
+	AcquireStep step;
+
+	if (slot && slot_is_live(slot, now))
+	{
+		if (holder_matches(slot, req))
+		{
+			extend_held(slot, req, now, grant);
+			return STEP_DONE;
+		}
+		if (req->wait && my_wait_slot < 0)
+			enqueue_self(idx, partition_lock(hash), req);
+		if (my_wait_slot < 0 || slot->wait_head == me)
+			*wake_at = slot->expires_at;
+		note_blocker(slot);
+		return STEP_REFUSED;
+	}
+
+	/* The key is free.  Waiters ahead of us have it first. */
+	if (slot && slot->wait_head >= 0 && slot->wait_head != me)
+	{
+		if (req->wait && my_wait_slot < 0)
+			enqueue_self(idx, partition_lock(hash), req);
+		last_blocker.kind = BLOCKER_QUEUE;
+		return STEP_REFUSED;
+	}
+	if (in_restart_grace(wake_at))
+		return grace_step(req, hash, idx);
+
+	/*
+	 * A slot first, so that a full table wastes no token.  The fast paths
+	 * take only spinlocks, so a grant usually needs this lock just once;
+	 * reclaiming slots and refilling the counter happen with no lock held.
+	 */
+	if (slot == NULL && !have_spares(1))
+		return STEP_NEED_SLOT;
+	step = prepare_grant(req, &token, role_limit, slot, &same_role_detached);
+	if (step != STEP_DONE)
+		return step;
+
+	if (slot == NULL)
+	{
+		idx = new_entry(hash, req, ENTRY_LEASE);
+		slot = &lease_slots[idx];
+	}
+	install_grant(slot, hash, req, token, now, same_role_detached, grant);
+	if (my_wait_slot == idx)
+		dequeue_self(idx);		/* and wake the next in line */
+	return STEP_DONE;
+}
+
+/*
+ * acquire_step() for a permit.  idx: the key's permit-key entry (made one
+ * if it was an idle lease), or -1.  At most req->permits live permits; the
+ * queue is the key's, and only its head may take a free permit.
+ */
+static AcquireStep
+permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
+			FenceToken token, int role_limit, FenceLeaseGrant *grant,
+			TimestampTz *wake_at)
+{
+	FenceLeaseSlot *key = (idx >= 0) ? &lease_slots[idx] : NULL;
+	FenceLeaseSlot *reused = NULL;
+	TimestampTz now = FenceNow();
+	TimestampTz earliest = 0;
+	int32		me = FENCE_MY_PROCNO;
+	int			live = 0;
+	bool		same_role_detached;
+	AcquireStep step;
+	int32		permit_idx;
+
+	if (key)
+	{
+		for (int32 *link = next_permit_link(bucket_head(hash), key);
+			 link != NULL;
+			 link = next_permit_link(&lease_slots[*link].next, key))
+		{
+			FenceLeaseSlot *permit = &lease_slots[*link];
+
+			if (!slot_is_live(permit, now))
+			{
+				if (reused == NULL)
+					reused = permit;
+				continue;
+			}
+			if (holder_matches(permit, req))
+			{
+				extend_held(permit, req, now, grant);
+				return STEP_DONE;
+			}
+			if (live++ == 0 || permit->expires_at < earliest)
+				earliest = permit->expires_at;
+		}
+	}
+
+	if (live >= req->permits)
+	{
+		Assert(key != NULL);
+		if (req->wait && my_wait_slot < 0)
+			enqueue_self(idx, partition_lock(hash), req);
+		if (my_wait_slot < 0 || key->wait_head == me)
+			*wake_at = earliest;
+		last_blocker.kind = BLOCKER_PERMITS;
+		return STEP_REFUSED;
+	}
+
+	/* A permit is free.  Waiters ahead of us have it first. */
+	if (key && key->wait_head >= 0 && key->wait_head != me)
+	{
+		if (req->wait && my_wait_slot < 0)
+			enqueue_self(idx, partition_lock(hash), req);
+		last_blocker.kind = BLOCKER_QUEUE;
+		return STEP_REFUSED;
+	}
+	if (in_restart_grace(wake_at))
+		return grace_step(req, hash, idx);
+
+	if (!have_spares((key ? 0 : 1) + (reused ? 0 : 1)))
+		return STEP_NEED_SLOT;
+	step = prepare_grant(req, &token, role_limit, reused, &same_role_detached);
+	if (step != STEP_DONE)
+		return step;
+
+	if (key == NULL)
+	{
+		idx = new_entry(hash, req, ENTRY_PERMIT_KEY);
+		key = &lease_slots[idx];
+	}
+	if (reused == NULL)
+	{
+		permit_idx = new_entry(hash, req, ENTRY_PERMIT);
+		reused = &lease_slots[permit_idx];
+	}
+	install_grant(reused, hash, req, token, now, same_role_detached, grant);
+	/* The key keeps its latest token and role, for fence_lease_status. */
+	key->token = token;
+	key->roleid = GetUserId();
+	if (my_wait_slot == idx)
+		dequeue_self(idx);		/* and wake the next in line */
+	return STEP_DONE;
+}
+
+/*
+ * One look at the key under its partition lock (held exclusively by the
+ * caller): extend, refuse, install a grant, or say what is missing first.
+ * Must not ERROR.  role_limit: the most detached leases the caller's role
+ * may hold (0: no limit).  On STEP_REFUSED, *wake_at is the lease-clock time at
+ * which the holder expires (0: wait to be woken); on STEP_GRACE, the real
+ * time at which the grace period ends.
+ */
+static AcquireStep
+acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
+			 int role_limit, FenceLeaseGrant *grant, TimestampTz *wake_at)
+{
+	int32		idx = lookup(hash, MyDatabaseId, req->key, req->keylen);
+	TimestampTz now = FenceNow();
+
+	*wake_at = 0;
+	if (idx >= 0)
+	{
+		FenceLeaseSlot *slot = &lease_slots[idx];
+
+		if (kind_conflict(slot, hash, req, now, grant))
+			return STEP_DONE;
+		become_kind(slot, hash, req, now);
+	}
+	if (req->permits > 0)
+		return permit_step(req, hash, idx, token, role_limit, grant, wake_at);
+	return lease_step(req, hash, idx, token, role_limit, grant, wake_at);
 }
 
 /*
@@ -1082,6 +1454,11 @@ log_still_waiting(const FenceLeaseRequest *req, AcquireStep step)
 						MyProcPid, req->keylen, req->key, msecs, usecs),
 				 errdetail("The lease is held by detached owner \"%s\".",
 						   last_blocker.owner)));
+	else if (last_blocker.kind == BLOCKER_PERMITS)
+		ereport(LOG,
+				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("All %d permits of the lease are held.", req->permits)));
 	else
 		ereport(LOG,
 				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
@@ -1142,7 +1519,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 
 	Assert(lease_shared != NULL);
 	Assert(req->keylen > 0 && req->keylen <= FENCE_MAX_KEY_LEN);
-	Assert(my_wait_slot < 0 && my_spare_slot < 0);
+	Assert(my_wait_slot < 0 && my_nspare == 0);
 
 	memset(grant, 0, sizeof(*grant));
 	wait_started = 0;
@@ -1192,7 +1569,13 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 					token = FenceCounterNext();
 					continue;
 				case STEP_NEED_SLOT:
-					my_spare_slot = reserve_slot();
+					{
+						/* Counted only once it is ours: reserve_slot() may ERROR. */
+						int32		idx = reserve_slot();
+
+						Assert(my_nspare < lengthof(my_spare_slots));
+						my_spare_slots[my_nspare++] = idx;
+					}
 					continue;
 				case STEP_ROLE_LIMIT:
 
@@ -1323,6 +1706,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 			FenceStatsCount(FENCE_STAT_REFUSALS);
 			break;
 		case FENCE_ACQUIRE_SCOPE_CONFLICT:
+		case FENCE_ACQUIRE_KIND_CONFLICT:
 			break;
 	}
 }
@@ -1351,7 +1735,7 @@ release_entry(int32 *link, LWLock *lock)
 	bump_generation(lock_partition(lock));
 	entry_ends(slot);
 	slot->scope = FENCE_SCOPE_NONE;
-	slot->holder = -1;
+	slot->held.procno = -1;
 	slot->ownerlen = 0;
 	if (slot->wait_head >= 0)
 	{
@@ -1363,26 +1747,89 @@ release_entry(int32 *link, LWLock *lock)
 }
 
 /*
+ * End the permit *plink points at, of the permit key "key"; the caller holds
+ * the partition lock, "lock", exclusively.  The permit's slot goes back on
+ * the free list and the head of the key's queue is woken to take it.  Call
+ * forget_idle_key() when done ending permits.
+ */
+static void
+release_permit(int32 *plink, FenceLeaseSlot *key, LWLock *lock)
+{
+	int32		idx = *plink;
+	FenceLeaseSlot *permit = &lease_slots[idx];
+
+	bump_generation(lock_partition(lock));
+	entry_ends(permit);
+	permit->scope = FENCE_SCOPE_NONE;
+	*plink = permit->next;
+	push_free_chain(idx, idx, 1);
+	if (key->wait_head >= 0)
+		wake_proc(key->wait_head);
+}
+
+/*
+ * A permit key's entry goes once no permit of it is left and nobody waits.
+ * Caller holds the partition lock exclusively.
+ */
+static void
+forget_idle_key(uint32 hash, FenceLeaseSlot *key)
+{
+	int32	   *link;
+	int32		idx;
+
+	if (key->wait_head >= 0 ||
+		next_permit_link(bucket_head(hash), key) != NULL)
+		return;
+	/* Ending permits may have changed the link that points at the key. */
+	link = lookup_link(hash, key->dbid, key->text, key->keylen);
+	Assert(link != NULL && &lease_slots[*link] == key);
+	idx = *link;
+	*link = key->next;
+	push_free_chain(idx, idx, 1);
+}
+
+/*
+ * The link to the entry that holds (or held, if it expired) token for the
+ * key whose lease or permit-key entry *link points at: that entry itself,
+ * or one of the key's permits.  NULL if there is none.  Caller holds the
+ * partition lock.
+ */
+static int32 *
+token_link(uint32 hash, int32 *link, FenceToken token)
+{
+	FenceLeaseSlot *slot;
+
+	if (link == NULL)
+		return NULL;
+	slot = &lease_slots[*link];
+	if (slot->kind == ENTRY_PERMIT_KEY)
+		return permit_link(hash, slot, token);
+	if (slot->scope != FENCE_SCOPE_NONE && slot->token == token)
+		return link;
+	return NULL;
+}
+
+/*
  * Session and transaction leases may be released and renewed only by the
  * backend that holds them; detached ones by a session of the role that
  * took them (any connection: that is what detached means) that has the
  * token.  Another role, even a superuser, must SET ROLE to it, or break
- * the lease with fence_break().
+ * the lease with fence_break().  The same goes for permits.
  */
 static inline bool
 may_touch(FenceLeaseSlot *slot)
 {
 	if (slot->scope == FENCE_SCOPE_DETACHED)
 		return slot->roleid == GetUserId();
-	return slot->holder == FENCE_MY_PROCNO;
+	return slot->held.procno == FENCE_MY_PROCNO;
 }
 
 /*
- * Compare-and-delete: free the lease only if token is its current token
- * (live or expired) and the caller may release it.  Never ERRORs, so
- * transaction and exit clean-up can use it.  Counts successful releases;
- * fence_release() counts the refused ones (implicit releases at the end of
- * a scope are not requests that can be refused).
+ * Compare-and-delete: free the lease (or the permit) only if token is its
+ * current token (live or expired) and the caller may release it.  Never
+ * ERRORs, so transaction and exit clean-up can use it.  Counts successful
+ * releases; fence_release() counts the refused ones (implicit releases at
+ * the end of a scope are not requests that can be refused).
  */
 bool
 FenceLeaseRelease(const char *key, int keylen, FenceToken token)
@@ -1405,18 +1852,26 @@ static bool
 release_token(const char *key, int keylen, FenceToken token, bool check_holder)
 {
 	LWLock	   *lock;
+	uint32		hash;
 	int32	   *link;
-	FenceLeaseSlot *slot;
+	int32	   *held;
 	bool		released = false;
 
 	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
 		return false;
-	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
-	slot = link ? &lease_slots[*link] : NULL;
-	if (slot && slot->scope != FENCE_SCOPE_NONE && slot->token == token &&
-		(!check_holder || may_touch(slot)))
+	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock, &hash);
+	held = token_link(hash, link, token);
+	if (held && (!check_holder || may_touch(&lease_slots[*held])))
 	{
-		release_entry(link, lock);
+		if (held == link)
+			release_entry(link, lock);
+		else
+		{
+			FenceLeaseSlot *permit_key = &lease_slots[*link];
+
+			release_permit(held, permit_key, lock);
+			forget_idle_key(hash, permit_key);
+		}
 		released = true;
 	}
 	LWLockRelease(lock);
@@ -1431,27 +1886,31 @@ bool
 FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 {
 	LWLock	   *lock;
+	uint32		hash;
 	int32	   *link;
+	int32	   *held;
 	FenceLeaseSlot *slot;
 	TimestampTz now;
 	bool		renewed = false;
 
 	Assert(lease_shared != NULL);
-	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
-	slot = link ? &lease_slots[*link] : NULL;
+	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock, &hash);
+	held = token_link(hash, link, token);
+	slot = held ? &lease_slots[*held] : NULL;
 	now = FenceNow();
-	if (slot && slot_is_live(slot, now) && slot->token == token &&
-		may_touch(slot))
+	if (slot && slot_is_live(slot, now) && may_touch(slot))
 	{
 		TimestampTz expires_at = lease_deadline(now, ttl);
+		FenceLeaseSlot *queue = &lease_slots[*link];
 
 		/*
 		 * The new expiry may be earlier.  The head of the queue sleeps until
-		 * the old one: wake it to watch the new one instead.
+		 * the old one (or a permit's that expires sooner): wake it to watch
+		 * the new one instead.
 		 */
 		bump_generation(lock_partition(lock));
-		if (expires_at < slot->expires_at && slot->wait_head >= 0)
-			wake_proc(slot->wait_head);
+		if (expires_at < slot->expires_at && queue->wait_head >= 0)
+			wake_proc(queue->wait_head);
 		slot->expires_at = expires_at;
 		renewed = true;
 	}
@@ -1461,19 +1920,36 @@ FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 	return renewed;
 }
 
-/* Admin: free the lease whoever holds it; *token is the token it ended. */
+/*
+ * Admin: free the lease whoever holds it; *token is the token it ended.
+ * For a lease with permits, every permit, and *token is the largest.
+ */
 bool
 FenceLeaseBreak(const char *key, int keylen, FenceToken *token)
 {
 	LWLock	   *lock;
+	uint32		hash;
 	int32	   *link;
 	FenceLeaseSlot *slot;
 	bool		broken = false;
 
 	Assert(lease_shared != NULL);
-	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock);
+	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock, &hash);
 	slot = link ? &lease_slots[*link] : NULL;
-	if (slot && slot->scope != FENCE_SCOPE_NONE)
+	if (slot && slot->kind == ENTRY_PERMIT_KEY)
+	{
+		int32	   *plink;
+
+		*token = 0;
+		while ((plink = next_permit_link(bucket_head(hash), slot)) != NULL)
+		{
+			*token = Max(*token, lease_slots[*plink].token);
+			release_permit(plink, slot, lock);
+			broken = true;
+		}
+		forget_idle_key(hash, slot);
+	}
+	else if (slot && slot->scope != FENCE_SCOPE_NONE)
 	{
 		*token = slot->token;
 		release_entry(link, lock);
@@ -1490,8 +1966,10 @@ FenceLeaseBreak(const char *key, int keylen, FenceToken *token)
  * Where token stands for the lease key of database dbid.  For the trigger
  * and fence_lease_status(); never ERRORs.  A key the table does not know
  * (never taken, released, or its expired entry reclaimed) reads as
- * released.  When the lease is held and stamp is not NULL, *stamp is set
- * for FenceLeaseStampHolds().
+ * released.  A lease with permits answers for the permit that has token:
+ * held or expired while it is in the table, then superseded (other tokens
+ * were granted since) or released.  When the lease is held and stamp is
+ * not NULL, *stamp is set for FenceLeaseStampHolds().
  */
 FenceLeaseStatus
 FenceLeaseGetStatus(Oid dbid, const char *key, int keylen, FenceToken token,
@@ -1502,7 +1980,8 @@ FenceLeaseGetStatus(Oid dbid, const char *key, int keylen, FenceToken token,
 
 /*
  * The same, and *roleid (when not NULL) set to the role that took the
- * table's entry for the key, or InvalidOid if there is none.
+ * table's entry for the key (for a permit key: the permit with token, or
+ * else the latest permit granted), or InvalidOid if there is none.
  */
 FenceLeaseStatus
 FenceLeaseGetStatusRole(Oid dbid, const char *key, int keylen,
@@ -1511,6 +1990,7 @@ FenceLeaseGetStatusRole(Oid dbid, const char *key, int keylen,
 	uint32		hash;
 	LWLock	   *lock;
 	int32	   *link;
+	int32	   *held;
 	FenceLeaseSlot *slot;
 	FenceLeaseStatus status = FENCE_LEASE_RELEASED;
 
@@ -1522,14 +2002,15 @@ FenceLeaseGetStatusRole(Oid dbid, const char *key, int keylen,
 	lock = partition_lock(hash);
 	LWLockAcquire(lock, LW_SHARED);
 	link = lookup_link(hash, dbid, key, keylen);
-	slot = link ? &lease_slots[*link] : NULL;
+	held = token_link(hash, link, token);
+	slot = held ? &lease_slots[*held] : link ? &lease_slots[*link] : NULL;
 	if (slot && roleid != NULL && slot->token != 0)
 		*roleid = slot->roleid;
-	if (slot && token < slot->token)
-		status = FENCE_LEASE_SUPERSEDED;
-	else if (slot && token == slot->token && slot->scope != FENCE_SCOPE_NONE)
+	if (held)
 		status = slot_is_live(slot, FenceNow()) ?
 			FENCE_LEASE_HELD : FENCE_LEASE_EXPIRED;
+	else if (slot && token < slot->token)
+		status = FENCE_LEASE_SUPERSEDED;
 	if (status == FENCE_LEASE_HELD && stamp != NULL)
 	{
 		stamp->partition = hash % FENCE_LEASE_PARTITIONS;
@@ -1613,7 +2094,8 @@ FenceLeaseWakeWaiters(void)
 }
 
 /*
- * Copy of every held entry (live or expired), for the fence_leases view.
+ * Copy of every held entry (live or expired), for the fence_leases view:
+ * leases, and permits (with their key's queue and number of permits).
  * Each partition is copied under its lock; allocation happens outside.
  */
 int
@@ -1666,9 +2148,25 @@ FenceLeaseSnapshot(FenceLeaseInfo **leases)
 				info->granted_at = slot->granted_at;
 				info->expires_at = slot->expires_at;
 				info->roleid = slot->roleid;
-				info->pid = (slot->holder >= 0) ?
-					GetPGProcByNumber(slot->holder)->pid : 0;
+				info->pid = (slot->held.procno >= 0) ?
+					GetPGProcByNumber(slot->held.procno)->pid : 0;
 				info->nwaiters = count_waiters(slot);
+				info->permits = 0;
+				if (slot->kind == ENTRY_PERMIT)
+				{
+					int32		key = lookup(lease_hash(slot->dbid, slot->text,
+														slot->keylen),
+											 slot->dbid, slot->text,
+											 slot->keylen);
+
+					/* A permit's key entry stays while the permit does. */
+					Assert(key >= 0);
+					if (key >= 0)
+					{
+						info->nwaiters = count_waiters(&lease_slots[key]);
+						info->permits = lease_slots[key].held.permits;
+					}
+				}
 				info->keylen = slot->keylen;
 				info->ownerlen = slot->ownerlen;
 				memcpy(info->key, slot->text, slot->keylen);
@@ -1733,9 +2231,24 @@ FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters)
 	return n;
 }
 
+/* A blocker row for the live holder of a lease or a permit. */
+static void
+add_holder(FenceBlockerInfo *info, FenceLeaseSlot *slot)
+{
+	info->holder = true;
+	info->position = 0;
+	info->roleid = slot->roleid;
+	info->pid = (slot->held.procno >= 0) ?
+		GetPGProcByNumber(slot->held.procno)->pid : 0;
+	info->ownerlen = (slot->scope == FENCE_SCOPE_DETACHED) ?
+		slot->ownerlen : 0;
+	memcpy(info->owner, slot->text + slot->keylen, info->ownerlen);
+}
+
 /*
  * What the session with this pid waits for, if it waits for a lease: the
- * live holder (a session's pid, or a detached owner) and the sessions
+ * live holder (a session's pid, or a detached owner; every live permit
+ * holder of a lease with permits) and the sessions
  * queued ahead of it, in queue order.  Returns how many; 0 if it does not
  * wait.  The queue a backend is in is found by trying each partition under
  * its lock, since only that lock makes its wait state stable.
@@ -1746,11 +2259,14 @@ FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers)
 	PGPROC	   *proc;
 	int32		procno;
 	int			n = 0;
+	int			cap;
 	FenceBlockerInfo *out;
 
 	FenceRequirePreload();
 	proc = BackendPidGetProc(pid);
-	out = palloc(sizeof(FenceBlockerInfo) * (Max(lease_shared->nprocs, 1) + 1));
+	/* At most one row per permit (or one holder) and one per other proc. */
+	cap = Max(lease_shared->nprocs, 1) + FENCE_MAX_PERMITS;
+	out = palloc(sizeof(FenceBlockerInfo) * cap);
 	*blockers = out;
 	if (proc == NULL)
 		return 0;
@@ -1765,8 +2281,10 @@ FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers)
 		LWLock	   *lock = &lease_shared->locks[p].lock;
 		int32		idx;
 		FenceLeaseSlot *slot;
+		TimestampTz now;
 
 		LWLockAcquire(lock, LW_SHARED);
+		now = FenceNow();
 		idx = lease_waiters[procno].slot;
 		slot = (idx >= 0) ? &lease_slots[idx] : NULL;
 		if (slot == NULL ||
@@ -1775,21 +2293,22 @@ FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers)
 			LWLockRelease(lock);
 			continue;
 		}
-		if (slot_is_live(slot, FenceNow()))
+		if (slot->kind == ENTRY_PERMIT_KEY)
 		{
-			FenceBlockerInfo *info = &out[n++];
+			uint32		hash = lease_hash(slot->dbid, slot->text, slot->keylen);
 
-			info->holder = true;
-			info->position = 0;
-			info->roleid = slot->roleid;
-			info->pid = (slot->holder >= 0) ?
-				GetPGProcByNumber(slot->holder)->pid : 0;
-			info->ownerlen = (slot->scope == FENCE_SCOPE_DETACHED) ?
-				slot->ownerlen : 0;
-			memcpy(info->owner, slot->text + slot->keylen, info->ownerlen);
+			for (int32 *link = next_permit_link(bucket_head(hash), slot);
+				 link != NULL;
+				 link = next_permit_link(&lease_slots[*link].next, slot))
+			{
+				if (slot_is_live(&lease_slots[*link], now) && n < cap)
+					add_holder(&out[n++], &lease_slots[*link]);
+			}
 		}
+		else if (slot_is_live(slot, now))
+			add_holder(&out[n++], slot);
 		for (int32 w = slot->wait_head, position = 1;
-			 w >= 0 && w != procno && n <= lease_shared->nprocs;
+			 w >= 0 && w != procno && n < cap;
 			 w = lease_waiters[w].next, position++)
 		{
 			FenceBlockerInfo *info = &out[n++];

@@ -133,8 +133,8 @@ COMMENT ON FUNCTION @extschema@.fence_current_token(pg_catalog.text) IS 'the tok
 COMMENT ON FUNCTION @extschema@.fence_current_token(pg_catalog.int8) IS 'the token in effect in this transaction for a trigger that names this lease';
 COMMENT ON FUNCTION @extschema@.fence_use_token(@extschema@.fence_token, pg_catalog.text) IS 'set the token in effect for the rest of the transaction; with a lease key, for that lease only';
 COMMENT ON FUNCTION @extschema@.fence_use_token(@extschema@.fence_token, pg_catalog.int8) IS 'set the token in effect for the rest of the transaction, for this lease only';
-COMMENT ON FUNCTION @extschema@.fence_leases_all() IS 'every held lease of the server, live or expired (the fence_leases view)';
-COMMENT ON VIEW @extschema@.fence_leases IS 'every held lease of the server, live or expired; the key and owner of another role''s lease are hidden';
+COMMENT ON FUNCTION @extschema@.fence_leases_all() IS 'every held lease and permit of the server, live or expired (the fence_leases view)';
+COMMENT ON VIEW @extschema@.fence_leases IS 'every held lease and permit of the server, live or expired; the key and owner of another role''s lease are hidden';
 
 -- stats.sql
 COMMENT ON FUNCTION @extschema@.fence_stats_all() IS 'per-database lease and trigger counts since server start (the fence_stats view)';

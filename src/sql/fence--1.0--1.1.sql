@@ -140,8 +140,7 @@ COMMENT ON FUNCTION @extschema@.fence_current_token(pg_catalog.text) IS 'the tok
 COMMENT ON FUNCTION @extschema@.fence_current_token(pg_catalog.int8) IS 'the token in effect in this transaction for a trigger that names this lease';
 COMMENT ON FUNCTION @extschema@.fence_use_token(@extschema@.fence_token, pg_catalog.text) IS 'set the token in effect for the rest of the transaction; with a lease key, for that lease only';
 COMMENT ON FUNCTION @extschema@.fence_use_token(@extschema@.fence_token, pg_catalog.int8) IS 'set the token in effect for the rest of the transaction, for this lease only';
-COMMENT ON FUNCTION @extschema@.fence_leases_all() IS 'every held lease of the server, live or expired (the fence_leases view)';
-COMMENT ON VIEW @extschema@.fence_leases IS 'every held lease of the server, live or expired; the key and owner of another role''s lease are hidden';
+-- (fence_leases_all and fence_leases: under "Leases with permits" below)
 
 -- stats.sql
 COMMENT ON FUNCTION @extschema@.fence_stats_all() IS 'per-database lease and trigger counts since server start (the fence_stats view)';
@@ -435,3 +434,72 @@ CREATE VIEW @extschema@.fence_breakers AS
 GRANT SELECT ON @extschema@.fence_breakers TO PUBLIC;
 COMMENT ON VIEW @extschema@.fence_breakers
 	IS 'every shared circuit breaker of the server: state, counts and times';
+
+-- Leases with permits (bulkheads); fence_leases gains their number.  The view
+-- is made again, so a view of your own built on fence_leases must be dropped
+-- before the update and made again after it.
+-- Leases with permits (bulkheads): at most "permits" live holders of a key at
+-- once, each with a token of its own, released, renewed and checked by that
+-- token with the functions above.
+CREATE FUNCTION @extschema@.fence_try_permit(key pg_catalog.text, permits pg_catalog.int4, ttl pg_catalog.interval, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_permit' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_try_permit(key pg_catalog.int8, permits pg_catalog.int4, ttl pg_catalog.interval, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_permit_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_try_xact_permit(key pg_catalog.text, permits pg_catalog.int4, ttl pg_catalog.interval)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_xact_permit' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_try_xact_permit(key pg_catalog.int8, permits pg_catalog.int4, ttl pg_catalog.interval)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_xact_permit_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_permit(key pg_catalog.text, permits pg_catalog.int4, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_permit' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_permit(key pg_catalog.int8, permits pg_catalog.int4, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_permit_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_xact_permit(key pg_catalog.text, permits pg_catalog.int4, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_xact_permit' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_xact_permit(key pg_catalog.int8, permits pg_catalog.int4, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_xact_permit_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.fence_try_permit(pg_catalog.text, pg_catalog.int4, pg_catalog.interval, pg_catalog.text)
+	IS 'take one of the lease''s permits now and return its token, or NULL if all are held; with owner, a detached permit';
+COMMENT ON FUNCTION @extschema@.fence_try_permit(pg_catalog.int8, pg_catalog.int4, pg_catalog.interval, pg_catalog.text)
+	IS 'take one of the lease''s permits now and return its token, or NULL if all are held; with owner, a detached permit';
+COMMENT ON FUNCTION @extschema@.fence_try_xact_permit(pg_catalog.text, pg_catalog.int4, pg_catalog.interval)
+	IS 'take one of the lease''s permits until the end of the transaction, or NULL if all are held';
+COMMENT ON FUNCTION @extschema@.fence_try_xact_permit(pg_catalog.int8, pg_catalog.int4, pg_catalog.interval)
+	IS 'take one of the lease''s permits until the end of the transaction, or NULL if all are held';
+COMMENT ON FUNCTION @extschema@.fence_permit(pg_catalog.text, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.text)
+	IS 'wait for one of the lease''s permits (first come, first served) and return its token';
+COMMENT ON FUNCTION @extschema@.fence_permit(pg_catalog.int8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.text)
+	IS 'wait for one of the lease''s permits (first come, first served) and return its token';
+COMMENT ON FUNCTION @extschema@.fence_xact_permit(pg_catalog.text, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval)
+	IS 'wait for one of the lease''s permits, until the end of the transaction';
+COMMENT ON FUNCTION @extschema@.fence_xact_permit(pg_catalog.int8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval)
+	IS 'wait for one of the lease''s permits, until the end of the transaction';
+
+DROP VIEW @extschema@.fence_leases;
+DROP FUNCTION @extschema@.fence_leases_all();
+CREATE FUNCTION @extschema@.fence_leases_all(
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT token @extschema@.fence_token,
+	OUT scope pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT granted_at pg_catalog.timestamptz,
+	OUT expires_at pg_catalog.timestamptz,
+	OUT live pg_catalog.bool,
+	OUT waiters pg_catalog.int4,
+	OUT permits pg_catalog.int4)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_leases_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE VIEW @extschema@.fence_leases AS
+	SELECT * FROM @extschema@.fence_leases_all();
+GRANT SELECT ON @extschema@.fence_leases TO PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_leases_all() IS 'every held lease and permit of the server, live or expired (the fence_leases view)';
+COMMENT ON VIEW @extschema@.fence_leases IS 'every held lease and permit of the server, live or expired; the key and owner of another role''s lease are hidden';

@@ -88,6 +88,50 @@ REVOKE ALL ON FUNCTION @extschema@.fence_break_dropped_databases() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.fence_break_dropped_databases() IS
 	'Frees the leases and per-database slots of dropped databases; returns how many leases it ended';
 
+-- Leases with permits (bulkheads): at most "permits" live holders of a key at
+-- once, each with a token of its own, released, renewed and checked by that
+-- token with the functions above.
+CREATE FUNCTION @extschema@.fence_try_permit(key pg_catalog.text, permits pg_catalog.int4, ttl pg_catalog.interval, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_permit' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_try_permit(key pg_catalog.int8, permits pg_catalog.int4, ttl pg_catalog.interval, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_permit_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_try_xact_permit(key pg_catalog.text, permits pg_catalog.int4, ttl pg_catalog.interval)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_xact_permit' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_try_xact_permit(key pg_catalog.int8, permits pg_catalog.int4, ttl pg_catalog.interval)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_try_xact_permit_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_permit(key pg_catalog.text, permits pg_catalog.int4, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_permit' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_permit(key pg_catalog.int8, permits pg_catalog.int4, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL, owner pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_permit_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_xact_permit(key pg_catalog.text, permits pg_catalog.int4, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_xact_permit' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_xact_permit(key pg_catalog.int8, permits pg_catalog.int4, ttl pg_catalog.interval, timeout pg_catalog.interval DEFAULT NULL)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_xact_permit_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.fence_try_permit(pg_catalog.text, pg_catalog.int4, pg_catalog.interval, pg_catalog.text)
+	IS 'take one of the lease''s permits now and return its token, or NULL if all are held; with owner, a detached permit';
+COMMENT ON FUNCTION @extschema@.fence_try_permit(pg_catalog.int8, pg_catalog.int4, pg_catalog.interval, pg_catalog.text)
+	IS 'take one of the lease''s permits now and return its token, or NULL if all are held; with owner, a detached permit';
+COMMENT ON FUNCTION @extschema@.fence_try_xact_permit(pg_catalog.text, pg_catalog.int4, pg_catalog.interval)
+	IS 'take one of the lease''s permits until the end of the transaction, or NULL if all are held';
+COMMENT ON FUNCTION @extschema@.fence_try_xact_permit(pg_catalog.int8, pg_catalog.int4, pg_catalog.interval)
+	IS 'take one of the lease''s permits until the end of the transaction, or NULL if all are held';
+COMMENT ON FUNCTION @extschema@.fence_permit(pg_catalog.text, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.text)
+	IS 'wait for one of the lease''s permits (first come, first served) and return its token';
+COMMENT ON FUNCTION @extschema@.fence_permit(pg_catalog.int8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.text)
+	IS 'wait for one of the lease''s permits (first come, first served) and return its token';
+COMMENT ON FUNCTION @extschema@.fence_xact_permit(pg_catalog.text, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval)
+	IS 'wait for one of the lease''s permits, until the end of the transaction';
+COMMENT ON FUNCTION @extschema@.fence_xact_permit(pg_catalog.int8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval)
+	IS 'wait for one of the lease''s permits, until the end of the transaction';
+
 -- The token in effect (what the fence_enforce trigger uses) and how to set it
 -- for the rest of the transaction, e.g. behind a transaction pooler.
 -- With a lease key: the token for a trigger that names that lease.
@@ -104,9 +148,11 @@ CREATE FUNCTION @extschema@.fence_use_token(token @extschema@.fence_token, key p
 	RETURNS pg_catalog.void
 	AS 'MODULE_PATHNAME', 'fence_use_token_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
--- Every held lease (live or expired) of the server.  The key, owner and
--- token of a lease taken by another role show as NULL unless you are a
--- superuser, a member of pg_read_all_stats, or a member of that role.
+-- Every held lease (live or expired) of the server, and every permit of a
+-- lease with permits (permits: how many the key has; NULL for a lease
+-- without).  The key, owner and token of a lease taken by another role
+-- show as NULL unless you are a superuser, a member of pg_read_all_stats,
+-- or a member of that role.
 CREATE FUNCTION @extschema@.fence_leases_all(
 	OUT database pg_catalog.name,
 	OUT key pg_catalog.text,
@@ -117,7 +163,8 @@ CREATE FUNCTION @extschema@.fence_leases_all(
 	OUT granted_at pg_catalog.timestamptz,
 	OUT expires_at pg_catalog.timestamptz,
 	OUT live pg_catalog.bool,
-	OUT waiters pg_catalog.int4)
+	OUT waiters pg_catalog.int4,
+	OUT permits pg_catalog.int4)
 	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_leases_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
