@@ -44,6 +44,15 @@
  * asked for and since when, for fence_lease_waiters and
  * fence_blocking_pids().
  *
+ * A lease with permits (a bulkhead) lets up to n holders have a key at
+ * once, each with a token of its own: one entry for the key (its queue, its
+ * n, its latest token) and one entry per permit, all in the key's bucket
+ * chain (see EntryKind).  A grant walks the key's permits to count the live
+ * ones, so n is bounded (FENCE_MAX_PERMITS); the head of the queue sleeps
+ * until the earliest permit expires.  Release, renew and status find the
+ * permit by its token.  A key is one kind or the other while anything holds
+ * or awaits it.
+ *
  * A detached lease belongs to its owner name within the role that took it.
  * The detached leases of each role are counted (a small shared hash under
  * its own LWLock, taken inside a partition lock), so that one role cannot
@@ -92,6 +101,9 @@
  *	  chain reclaim_some() is moving to the free list);
  *	- an entry with waiters (wait_head >= 0) is never unlinked or reclaimed,
  *	  so a waiter's my_wait_slot stays valid until it dequeues itself;
+ *	- a permit entry never has waiters, and its key's entry stays linked
+ *	  while it is; the number of live permits of a key never exceeds its
+ *	  permits, which change only while nothing holds or awaits the key;
  *	- a proc is in at most one queue, and lease_waiters[proc].slot says which;
  *	- a held entry's token was published with FenceStatsPublishGrant()
  *	  under the partition lock, so grants of a database appear in token
@@ -1162,6 +1174,19 @@ note_blocker(FenceLeaseSlot *slot)
 }
 
 /*
+ * The key (or a permit of it) is free, but others queued for entry idx
+ * first: refused, and in the queue if req waits.
+ */
+static AcquireStep
+behind_queue(const FenceLeaseRequest *req, uint32 hash, int32 idx)
+{
+	if (req->wait && my_wait_slot < 0)
+		enqueue_self(idx, partition_lock(hash), req);
+	last_blocker.kind = BLOCKER_QUEUE;
+	return STEP_REFUSED;
+}
+
+/*
  * During fence.restart_grace: queue up now, so that when the grace ends the
  * sessions that waited are served in arrival order, before any that merely
  * poll.  A key nobody holds needs an entry to hold its queue.  idx: the
@@ -1249,12 +1274,7 @@ lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 
 	/* The key is free.  Waiters ahead of us have it first. */
 	if (slot && slot->wait_head >= 0 && slot->wait_head != me)
-	{
-		if (req->wait && my_wait_slot < 0)
-			enqueue_self(idx, partition_lock(hash), req);
-		last_blocker.kind = BLOCKER_QUEUE;
-		return STEP_REFUSED;
-	}
+		return behind_queue(req, hash, idx);
 	if (in_restart_grace(wake_at))
 		return grace_step(req, hash, idx);
 
@@ -1337,12 +1357,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 
 	/* A permit is free.  Waiters ahead of us have it first. */
 	if (key && key->wait_head >= 0 && key->wait_head != me)
-	{
-		if (req->wait && my_wait_slot < 0)
-			enqueue_self(idx, partition_lock(hash), req);
-		last_blocker.kind = BLOCKER_QUEUE;
-		return STEP_REFUSED;
-	}
+		return behind_queue(req, hash, idx);
 	if (in_restart_grace(wake_at))
 		return grace_step(req, hash, idx);
 
