@@ -219,7 +219,8 @@ get_permits(FunctionCallInfo fcinfo, int argno)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("number of permits must be between 1 and %d",
 						FENCE_MAX_PERMITS),
-				 errdetail("The number given was %d.", permits)));
+				 errdetail("The number given was %d.", permits),
+				 errhint("Say how many holders the lease may have at once.")));
 	return permits;
 }
 
@@ -627,7 +628,7 @@ fence_assert_current_impl(FunctionCallInfo fcinfo, bool int_key)
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 					 errmsg("lease \"%s\" is not held (expired)",
 							key.data),
-					 errdetail("Token %lld is expired: it is still the latest token, but the lease expired and any worker may take it now.",
+					 errdetail("Token %lld is expired: nobody has taken the lease (or its permit) over yet, but any worker may take it now.",
 							   (long long) token),
 					 errhint("Do not perform the side effect: this worker no longer holds the lease.")));
 			break;
