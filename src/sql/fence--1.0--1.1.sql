@@ -157,7 +157,7 @@ CREATE FUNCTION @extschema@.fence_break_dropped_databases()
 	AS 'MODULE_PATHNAME', 'fence_break_dropped_databases' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION @extschema@.fence_break_dropped_databases() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.fence_break_dropped_databases() IS
-	'Frees the leases and per-database slots of dropped databases; returns how many leases it ended';
+	'Frees the leases, circuit breakers and per-database slots of dropped databases; returns how many leases it ended';
 
 -- Lease-wait diagnostics: who waits for which lease, and behind whom.
 -- Sessions waiting for leases, one row each, in queue order per key; the

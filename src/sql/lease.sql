@@ -79,14 +79,14 @@ CREATE FUNCTION @extschema@.fence_break(key pg_catalog.int8)
 	AS 'MODULE_PATHNAME', 'fence_break_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION @extschema@.fence_break(pg_catalog.int8) FROM PUBLIC;
 
--- Admin: frees the leases (and the per-database slots) of every dropped
+-- Admin: frees the leases, breakers and per-database slots of every dropped
 -- database, which fence_break cannot reach; returns how many leases it ended.
 CREATE FUNCTION @extschema@.fence_break_dropped_databases()
 	RETURNS pg_catalog.int8
 	AS 'MODULE_PATHNAME', 'fence_break_dropped_databases' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION @extschema@.fence_break_dropped_databases() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.fence_break_dropped_databases() IS
-	'Frees the leases and per-database slots of dropped databases; returns how many leases it ended';
+	'Frees the leases, circuit breakers and per-database slots of dropped databases; returns how many leases it ended';
 
 -- Leases with permits (bulkheads): at most "permits" live holders of a key at
 -- once, each with a token of its own, released, renewed and checked by that
