@@ -186,6 +186,22 @@ cmp_ok($max_before, '>=', max_of(grep { /^\d+$/ } @before),
 # --- restart, update ----------------------------------------------------------
 
 $node->restart;
+
+# A view of the user's own on fence_leases blocks the update (which makes
+# that view again, with a new column): a clear error, and nothing changed.
+$node->safe_psql('old', 'CREATE VIEW my_leases AS SELECT key, token FROM fence_leases');
+my ($vret, $vout, $verr) = $node->psql('old', q{
+\set VERBOSITY verbose
+ALTER EXTENSION fence UPDATE});
+isnt($vret, 0, 'a view built on fence_leases makes the update fail');
+like($verr, qr/ERROR:\s+2BP01: cannot drop view fence_leases because other objects depend on it/,
+	'... with SQLSTATE 2BP01 naming fence_leases');
+is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'fence'}),
+	'1.0', '... and the extension is still 1.0');
+is($node->safe_psql('old', q{SELECT count(*) > 0 FROM pg_proc WHERE proname = 'fence_try_permit'}),
+	'f', '... without any object of the update');
+$node->safe_psql('old', 'DROP VIEW my_leases');
+
 $node->safe_psql('old', 'ALTER EXTENSION fence UPDATE');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'fence'}),
 	$current, "database old updated to $current");
