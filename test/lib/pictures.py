@@ -8,10 +8,13 @@ test/lib/timeline.sql): its steps with their times, workers, kinds, results
 and the tokens the workers carried, the locks and leases held after each step,
 the workers' pauses, and the checks the replay made.  For each record this
 writes DIR/<name>.svg: a lane per worker, the timeline's own clock on the time
-axis, one panel per design ("today" above "with fence"), the lock or lease
-each worker holds as a bar (solid while it holds it, hatched while it only
-believes it does), pauses, and each write or effect as a mark with its
-outcome and token.  Then DIR/index.html shows them all with their lessons.
+axis, one panel per design ("today" above "with fence"), the lock, lease or
+permit each worker holds as a bar (solid while it holds it, hatched while it
+only believes it does), pauses (in every design, or in the one the record
+names), and each write or effect as a mark with its outcome and token.  Then
+DIR/index.html shows them all with their lessons: the incidents of
+doc/incidents.md first, then the timelines that illustrate another page (the
+record's "doc").
 
 The output depends on the records only (no clock, no randomness, fixed number
 formatting), so a second run over the same replay gives identical files; the
@@ -54,6 +57,8 @@ PANEL_NOTE = {
     "strict": "fence's lease, and the trigger with strict => true (the lease must be live)",
     "alone": "no shared state: each worker finds out for itself",
     "breaker": "fence's circuit breaker, shared by all workers; the one probe holds a lease",
+    "bulkhead": "a bulkhead: fence's lease with %d permits, so at most %d holders at once",
+    "nocap": "no shared state: nothing caps how many workers call at once",
 }
 
 
@@ -250,7 +255,8 @@ def segments(rec, variant, tmax):
             # reclaimed) is not held.
             if key not in open_ and not (h["expires_at"] and secs(h["expires_at"]) <= t):
                 open_[key] = dict(worker=key[0], lock=key[1], token=h["token"], start=t,
-                                  expires=secs(h["expires_at"]) if h["expires_at"] else None)
+                                  expires=secs(h["expires_at"]) if h["expires_at"] else None,
+                                  permits=h.get("permits"))
     for key in list(open_):
         exp = open_[key]["expires"]
         if exp is not None and exp <= tmax:
@@ -268,12 +274,20 @@ def segments(rec, variant, tmax):
     return done
 
 
-def lock_label(lock, token, variant):
+def lock_label(lock, token, variant, permits=None):
     if lock.startswith("advisory lock"):
         return lock
     if token is not None:
-        return "lease, token %d" % token
+        return ("permit" if permits is not None else "lease") + ", token %d" % token
     return lock if variant == "today" else "lease " + lock
+
+
+def permits_of(rec, variant=None):
+    """The number of permits of the leases with permits held, or None."""
+    for h in rec["holds"]:
+        if (variant is None or h["variant"] == variant) and h.get("permits") is not None:
+            return h["permits"]
+    return None
 
 
 def panel_kind(rec, variant):
@@ -281,9 +295,11 @@ def panel_kind(rec, variant):
         if any(h["variant"] == variant and h["lock"].startswith("breaker:")
                for h in rec["holds"]):
             return "breaker"
+        if permits_of(rec, variant) is not None:
+            return "bulkhead"
         return variant if variant in PANEL_NOTE else "fenced"
     if not any(h["variant"] == "today" for h in rec["holds"]):
-        return "alone"
+        return "nocap" if permits_of(rec) is not None else "alone"
     for h in rec["holds"]:
         if h["variant"] == "today" and h["lock"].startswith("advisory lock"):
             return "advisory"
@@ -330,8 +346,11 @@ def draw(rec):
         svg.text(12, y + 14, VARIANT_TITLE.get(variant, variant), size=14, weight="bold",
                  fill=INK if variant == "today" else BLUE)
         # Bold 14 px DejaVu Sans runs narrower per glyph than the label estimate.
+        note = PANEL_NOTE[pk]
+        if pk == "bulkhead":
+            note = note % (permits_of(rec, variant), permits_of(rec, variant))
         svg.text(12 + len(VARIANT_TITLE.get(variant, variant)) * 14 * 0.56 + 10, y + 14,
-                 PANEL_NOTE[pk], size=11, fill=GREY)
+                 note, size=11, fill=GREY)
         y += 26
         lanes_at = len(svg.parts)
         segs = segments(rec, variant, tmax)
@@ -410,7 +429,7 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
     labels = []                         # (x, anchor, parts) to place in rows
     # Pauses.
     for p in rec["pauses"]:
-        if p["worker"] != lane:
+        if p["worker"] != lane or p.get("variant") not in (None, variant):
             continue
         a, b = X(secs(p["from"])), X(secs(p["to"]))
         zz = []
@@ -432,7 +451,7 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
         b = max(X(end), a + 3)
         svg.add('<rect x="%s" y="%s" width="%s" height="10" fill="%s" rx="2"/>'
                 % (num(a), num(band - 5), num(b - a), "#54aeff" if variant != "today" else "#8c959f"))
-        label = lock_label(s["lock"], s["token"], variant)
+        label = lock_label(s["lock"], s["token"], variant, s.get("permits"))
         if text_width(label, 10) + 16 < b - a:
             svg.text(a + 10, band + 3.5, label, size=10, fill="#ffffff" if variant == "today" else INK)
         else:
@@ -569,9 +588,23 @@ def draw_legend(svg, y):
     return y + 10
 
 
+NUMBERS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+           "eleven", "twelve"]
+
+
+def in_words(n):
+    return NUMBERS[n] if n < len(NUMBERS) else str(n)
+
+
 def write_index(out, recs):
+    # The incidents of doc/incidents.md first, numbered as there; then the
+    # timelines that illustrate another page (their record's "doc").
+    incidents = [r for r in recs if r.get("doc", "doc/incidents.md") == "doc/incidents.md"]
+    others = [r for r in recs if r not in incidents]
+    heading = "%s incident%s, replayed" % (in_words(len(incidents)).capitalize(),
+                                           "" if len(incidents) == 1 else "s")
     parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-             "<title>fence: six incidents, replayed</title>",
+             "<title>fence: %s</title>" % esc(heading[0].lower() + heading[1:]),
              "<style>",
              "body { font-family: DejaVu Sans, Verdana, Arial, sans-serif; color: #1f2328;"
              " max-width: 900px; margin: 24px auto; padding: 0 12px; line-height: 1.45; }",
@@ -579,14 +612,24 @@ def write_index(out, recs):
              "img { display: block; width: 100%; max-width: 880px; height: auto;"
              " border: 1px solid #d0d7de; }",
              "</style>", "</head>", "<body>",
-             "<h1>Six incidents, replayed</h1>",
+             "<h1>%s</h1>" % esc(heading),
              "<p>Each picture is drawn from one run of <code>make demo</code>: the same replay "
              "as the regression tests <code>sql/timeline_*.sql</code>. On top, the design as "
              "the team ran it; below, the same workers with fence. The incidents are described "
-             "in <code>doc/incidents.md</code>.</p>"]
-    for n, rec in enumerate(recs, 1):
+             "in <code>doc/incidents.md</code>.%s</p>" % (
+                 " After them, %s %s." % (
+                     "a replay that illustrates" if len(others) == 1
+                     else in_words(len(others)) + " replays that illustrate",
+                     " and ".join("<code>%s</code>" % esc(d) for d in
+                                  sorted(set(r["doc"] for r in others))))
+                 if others else "")]
+    for n, rec in enumerate(incidents + others, 1):
         parts.append('<section id="%s">' % esc(rec["name"]))
-        parts.append("<h2>%d. %s</h2>" % (n, esc(rec["title"])))
+        if rec in incidents:
+            parts.append("<h2>%d. %s</h2>" % (n, esc(rec["title"])))
+        else:
+            parts.append("<h2>%s <small>(for <code>%s</code>)</small></h2>"
+                         % (esc(rec["title"]), esc(rec["doc"])))
         # The picture carries the story and the lesson; the alternative text
         # says them for a reader who cannot see it.
         parts.append('<img src="%s.svg" alt="%s">'

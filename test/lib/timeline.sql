@@ -1,5 +1,6 @@
--- test/lib/timeline.sql: the player behind the six incident timelines
--- (sql/timeline_*.sql) and make demo (test/demo).  Each timeline file
+-- test/lib/timeline.sql: the player behind the timelines sql/timeline_*.sql
+-- (the incidents of doc/incidents.md, and illustrations of other pages of
+-- doc/) and make demo (test/demo).  Each timeline file
 -- includes it with \i, echo off, so its expected output shows the timeline,
 -- not this machinery.
 --
@@ -53,7 +54,8 @@ CREATE TABLE timeline.about (
 	day date NOT NULL,
 	variants text[] NOT NULL,
 	intro text NOT NULL,
-	lesson text NOT NULL
+	lesson text NOT NULL,
+	doc text NOT NULL			-- the page whose outcomes the checks are
 );
 
 CREATE TABLE timeline.script (
@@ -80,12 +82,14 @@ CREATE TABLE timeline.worker (
 );
 
 -- When a worker is frozen or paused: a fact of the incident, recorded for
--- the pictures (the SQL of the script already leaves the gap).
+-- the pictures (the SQL of the script already leaves the gap).  In one
+-- variant only, or (variant NULL) in every one.
 CREATE TABLE timeline.pause (
 	worker text NOT NULL,
 	from_at time NOT NULL,
 	to_at time NOT NULL,
-	what text NOT NULL
+	what text NOT NULL,
+	variant text
 );
 
 -- What the replay saw, for the pictures (record()): after each step, every
@@ -97,7 +101,8 @@ CREATE TABLE timeline.hold (
 	worker text NOT NULL,
 	lock text NOT NULL,
 	token bigint,
-	expires_at text
+	expires_at text,
+	permits int					-- a lease with permits: the key's number of them
 );
 
 CREATE TABLE timeline.carried (
@@ -238,7 +243,8 @@ $$ $common$;
 
 -- start(): a fresh database per variant, with the common objects.
 CREATE FUNCTION timeline.start(name text, title text, day date, intro text,
-							   lesson text, variants text[] DEFAULT '{today,fenced}')
+							   lesson text, variants text[] DEFAULT '{today,fenced}',
+							   doc text DEFAULT 'doc/incidents.md')
 RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -246,7 +252,7 @@ DECLARE
 	self text := timeline.conninfo(current_database(), 'narrator');
 	counters text[] := '{}';
 BEGIN
-	INSERT INTO timeline.about VALUES (name, title, day, variants, intro, lesson);
+	INSERT INTO timeline.about VALUES (name, title, day, variants, intro, lesson, doc);
 	FOREACH v IN ARRAY variants LOOP
 		PERFORM dblink_exec(self, format('DROP DATABASE IF EXISTS %I WITH (FORCE)', timeline.dbname(v)));
 		PERFORM dblink_exec(self, format('CREATE DATABASE %I', timeline.dbname(v)));
@@ -308,12 +314,13 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
--- pause(): a worker is frozen from one time to another.
+-- pause(): a worker is frozen from one time to another, in every variant or
+-- in one.
 CREATE FUNCTION timeline.pause(worker text, from_at time, to_at time,
-							   what text DEFAULT 'paused')
+							   what text DEFAULT 'paused', variant text DEFAULT NULL)
 RETURNS text
 LANGUAGE sql AS $$
-	INSERT INTO timeline.pause VALUES (worker, from_at, to_at, what);
+	INSERT INTO timeline.pause VALUES (worker, from_at, to_at, what, variant);
 	SELECT 'ok'
 $$;
 
@@ -327,7 +334,7 @@ LANGUAGE sql IMMUTABLE AS $$
 		WHEN sql IS NULL THEN NULL
 		WHEN sql ~* '^\s*(update|insert|delete|merge)\M' THEN 'write'
 		WHEN sql ~* '\m(send|export_send)\s*\(' THEN 'effect'
-		WHEN sql ~* '(pg_try_advisory\w*|fence_try_lease|fence_try_xact_lease|fence_lease|fence_xact_lease)\s*\('
+		WHEN sql ~* '(pg_try_advisory\w*|fence_try_lease|fence_try_xact_lease|fence_lease|fence_xact_lease|fence_try_permit|fence_try_xact_permit|fence_permit|fence_xact_permit)\s*\('
 			 OR sql ~* 'redis\(''SET \S+ \S+ NX' THEN 'acquire'
 		WHEN sql ~* '(fence_release|pg_advisory_unlock)\s*\(' OR sql ~* 'redis\(''DEL ' THEN 'release'
 		WHEN sql ~* 'pg_terminate_backend\s*\(' THEN 'terminate'
@@ -338,19 +345,19 @@ LANGUAGE sql IMMUTABLE AS $$
 	END
 $$;
 
--- The locks and leases held in a variant's database: fence's leases (by
--- backend pid, or by owner for a detached lease), the Redis model's keys that
+-- The locks and leases held in a variant's database: fence's leases and
+-- permits (by backend pid, or by owner for a detached one), the Redis model's keys that
 -- have an expiry (the locks, not the token counters), and advisory locks.
 CREATE FUNCTION timeline.holds_sql() RETURNS text
 LANGUAGE sql IMMUTABLE AS $$ SELECT $q$
 	SELECT key, coalesce(owner, pid::text), token::bigint,
-		   to_char(expires_at AT TIME ZONE 'UTC', 'HH24:MI:SS')
+		   to_char(expires_at AT TIME ZONE 'UTC', 'HH24:MI:SS'), permits
 	  FROM fence_leases WHERE database = current_database()
 	UNION ALL
-	SELECT key, value, NULL, to_char(expires_at AT TIME ZONE 'UTC', 'HH24:MI:SS')
+	SELECT key, value, NULL, to_char(expires_at AT TIME ZONE 'UTC', 'HH24:MI:SS'), NULL
 	  FROM redis_keys WHERE expires_at IS NOT NULL
 	UNION ALL
-	SELECT 'advisory lock ' || objid, pid::text, NULL, NULL
+	SELECT 'advisory lock ' || objid, pid::text, NULL, NULL, NULL
 	  FROM pg_locks
 	 WHERE locktype = 'advisory' AND granted
 	   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -379,9 +386,10 @@ BEGIN
 		INSERT INTO timeline.result
 			VALUES (s.seq, variant, timeline.exec(timeline.conn(variant, s.worker), sql));
 		INSERT INTO timeline.hold
-			SELECT s.seq, play_variant.variant, coalesce(tw.worker, h.who), h.lock, h.token, h.expires_at
+			SELECT s.seq, play_variant.variant, coalesce(tw.worker, h.who), h.lock, h.token,
+				   h.expires_at, h.permits
 			  FROM dblink(timeline.conn(play_variant.variant, 'setup'), timeline.holds_sql())
-				   AS h(lock text, who text, token bigint, expires_at text)
+				   AS h(lock text, who text, token bigint, expires_at text, permits int)
 			  LEFT JOIN timeline.worker tw
 					 ON tw.variant = play_variant.variant AND tw.pid::text = h.who;
 	END LOOP;
@@ -464,7 +472,7 @@ $$;
 CREATE FUNCTION timeline.record() RETURNS text
 LANGUAGE sql STABLE AS $$
 	SELECT jsonb_pretty(jsonb_build_object(
-		'name', a.name, 'title', a.title, 'day', a.day::text,
+		'name', a.name, 'title', a.title, 'day', a.day::text, 'doc', a.doc,
 		'intro', a.intro, 'lesson', a.lesson, 'variants', to_jsonb(a.variants),
 		'steps', (SELECT jsonb_agg(jsonb_build_object(
 					'seq', s.seq, 'at', to_char(s.at, 'HH24:MI:SS'),
@@ -481,13 +489,15 @@ LANGUAGE sql STABLE AS $$
 					FROM timeline.script s),
 		'holds', coalesce((SELECT jsonb_agg(jsonb_build_object(
 					'seq', h.seq, 'variant', h.variant, 'worker', h.worker,
-					'lock', h.lock, 'token', h.token, 'expires_at', h.expires_at)
+					'lock', h.lock, 'token', h.token, 'expires_at', h.expires_at,
+					'permits', h.permits)
 					ORDER BY h.seq, h.variant, h.lock, h.worker, h.token)
 					FROM timeline.hold h), '[]'),
 		'pauses', coalesce((SELECT jsonb_agg(jsonb_build_object(
 					'worker', p.worker, 'from', to_char(p.from_at, 'HH24:MI:SS'),
-					'to', to_char(p.to_at, 'HH24:MI:SS'), 'what', p.what)
-					ORDER BY p.worker, p.from_at)
+					'to', to_char(p.to_at, 'HH24:MI:SS'), 'what', p.what,
+					'variant', p.variant)
+					ORDER BY p.worker, p.from_at, p.variant)
 					FROM timeline.pause p), '[]'),
 		'checks', coalesce((SELECT jsonb_agg(jsonb_build_object(
 					'side', v.side, 'claim', v.claim, 'ok', v.ok) ORDER BY v.n)
