@@ -463,69 +463,35 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 		return name##_impl(fcinfo, true); \
 	}
 
-/* fence_try_lease(key, ttl, owner DEFAULT NULL): grant now or NULL */
-static Datum
-fence_try_lease_impl(FunctionCallInfo fcinfo, bool int_key)
-{
-	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, false, false);
-}
-FENCE_KEYED_ENTRY_POINTS(fence_try_lease)
+/*
+ * A function that takes a lease or a permit: NAME_impl calls acquire() with
+ * the scope, whether to wait, and whether it is a permit; then its two
+ * entry points.
+ */
+#define FENCE_ACQUIRE_ENTRY_POINTS(name, scope, wait, permit) \
+	static Datum \
+	name##_impl(FunctionCallInfo fcinfo, bool int_key) \
+	{ \
+		return acquire(fcinfo, int_key, scope, wait, permit); \
+	} \
+	FENCE_KEYED_ENTRY_POINTS(name)
 
-/* fence_try_xact_lease(key, ttl) */
-static Datum
-fence_try_xact_lease_impl(FunctionCallInfo fcinfo, bool int_key)
-{
-	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, false, false);
-}
-FENCE_KEYED_ENTRY_POINTS(fence_try_xact_lease)
-
-/* fence_lease(key, ttl, timeout DEFAULT NULL, owner DEFAULT NULL) */
-static Datum
-fence_lease_impl(FunctionCallInfo fcinfo, bool int_key)
-{
-	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, true, false);
-}
-FENCE_KEYED_ENTRY_POINTS(fence_lease)
-
-/* fence_xact_lease(key, ttl, timeout DEFAULT NULL) */
-static Datum
-fence_xact_lease_impl(FunctionCallInfo fcinfo, bool int_key)
-{
-	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, true, false);
-}
-FENCE_KEYED_ENTRY_POINTS(fence_xact_lease)
-
-/* fence_try_permit(key, permits, ttl, owner DEFAULT NULL) */
-static Datum
-fence_try_permit_impl(FunctionCallInfo fcinfo, bool int_key)
-{
-	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, false, true);
-}
-FENCE_KEYED_ENTRY_POINTS(fence_try_permit)
-
-/* fence_try_xact_permit(key, permits, ttl) */
-static Datum
-fence_try_xact_permit_impl(FunctionCallInfo fcinfo, bool int_key)
-{
-	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, false, true);
-}
-FENCE_KEYED_ENTRY_POINTS(fence_try_xact_permit)
-
-/* fence_permit(key, permits, ttl, timeout DEFAULT NULL, owner DEFAULT NULL) */
-static Datum
-fence_permit_impl(FunctionCallInfo fcinfo, bool int_key)
-{
-	return acquire(fcinfo, int_key, FENCE_SCOPE_SESSION, true, true);
-}
-FENCE_KEYED_ENTRY_POINTS(fence_permit)
-
-/* fence_xact_permit(key, permits, ttl, timeout DEFAULT NULL) */
-static Datum
-fence_xact_permit_impl(FunctionCallInfo fcinfo, bool int_key)
-{
-	return acquire(fcinfo, int_key, FENCE_SCOPE_XACT, true, true);
-}
-FENCE_KEYED_ENTRY_POINTS(fence_xact_permit)
+/* (key, ttl, owner DEFAULT NULL): grant now or NULL */
+FENCE_ACQUIRE_ENTRY_POINTS(fence_try_lease, FENCE_SCOPE_SESSION, false, false)
+/* (key, ttl) */
+FENCE_ACQUIRE_ENTRY_POINTS(fence_try_xact_lease, FENCE_SCOPE_XACT, false, false)
+/* (key, ttl, timeout DEFAULT NULL, owner DEFAULT NULL) */
+FENCE_ACQUIRE_ENTRY_POINTS(fence_lease, FENCE_SCOPE_SESSION, true, false)
+/* (key, ttl, timeout DEFAULT NULL) */
+FENCE_ACQUIRE_ENTRY_POINTS(fence_xact_lease, FENCE_SCOPE_XACT, true, false)
+/* (key, permits, ttl, owner DEFAULT NULL) */
+FENCE_ACQUIRE_ENTRY_POINTS(fence_try_permit, FENCE_SCOPE_SESSION, false, true)
+/* (key, permits, ttl) */
+FENCE_ACQUIRE_ENTRY_POINTS(fence_try_xact_permit, FENCE_SCOPE_XACT, false, true)
+/* (key, permits, ttl, timeout DEFAULT NULL, owner DEFAULT NULL) */
+FENCE_ACQUIRE_ENTRY_POINTS(fence_permit, FENCE_SCOPE_SESSION, true, true)
+/* (key, permits, ttl, timeout DEFAULT NULL) */
+FENCE_ACQUIRE_ENTRY_POINTS(fence_xact_permit, FENCE_SCOPE_XACT, true, true)
 
 /* ---------- using leases ---------- */
 
