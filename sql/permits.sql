@@ -330,6 +330,22 @@ SELECT key, scope, permits FROM fence_leases WHERE key = '4344';
 COMMIT;
 SELECT count(*) AS after_commit FROM fence_leases WHERE key = '4344';
 
+-- A session that holds a session permit asks for a detached one of the key:
+-- 55000, also when the owner's permit comes first in the key's chain (D2's
+-- entry is newer; the session's took over D3's expired one).  Extending
+-- D2's permit instead would leave the session's untracked, and held after
+-- the session ends.
+SELECT pg_temp.keep('d3', fence_try_permit('bh:scope', 3, '1 second', owner => 'D3')) > 0 AS d3;
+SELECT pg_temp.keep('d2', fence_try_permit('bh:scope', 3, '1 minute', owner => 'D2')) > 0 AS d2;
+SELECT fence_advance_clock('2 seconds') IS NOT NULL AS d3_expired;
+SELECT pg_temp.keep('s2', fence_try_permit('bh:scope', 3, '1 minute')) > pg_temp.rel(pg_temp.tk('d2')) AS s2;
+SELECT pg_temp.rel(fence_try_permit('bh:scope', 3, '1 minute', owner => 'D2')) AS d2_asked;
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence_current_token('bh:scope') = pg_temp.tk('s2') AS s2_in_effect;
+SELECT scope, owner, pg_temp.rel(token) - pg_temp.rel(pg_temp.tk('d2')) AS after_d2, live
+  FROM fence_leases WHERE key = 'bh:scope' ORDER BY token;
+SELECT pg_temp.rel(fence_break('bh:scope')) = pg_temp.rel(pg_temp.tk('s2')) AS broken;
+
 -- Clean up.
 SELECT count(*) AS left_over FROM fence_leases WHERE key LIKE 'bh:%' OR key IN ('4300', '4343', '4344');
 DROP TABLE bh_calls;

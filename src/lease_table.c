@@ -1319,6 +1319,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 {
 	FenceLeaseSlot *key = (idx >= 0) ? &lease_slots[idx] : NULL;
 	FenceLeaseSlot *reused = NULL;
+	FenceLeaseSlot *held = NULL;
 	TimestampTz now = FenceNow();
 	TimestampTz earliest = 0;
 	int32		me = FENCE_MY_PROCNO;
@@ -1341,13 +1342,22 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 					reused = permit;
 				continue;
 			}
-			if (holder_matches(permit, req))
-			{
-				extend_held(permit, req, now, grant);
-				return STEP_DONE;
-			}
+			/*
+			 * A detached request may match two permits: the owner's, and
+			 * this backend's own session or transaction permit.  The latter
+			 * decides, whichever comes first in the chain: the backend holds
+			 * the key in that scope, and asking in another is a conflict.
+			 */
+			if (holder_matches(permit, req) &&
+				(held == NULL || permit->scope != FENCE_SCOPE_DETACHED))
+				held = permit;
 			if (live++ == 0 || permit->expires_at < earliest)
 				earliest = permit->expires_at;
+		}
+		if (held != NULL)
+		{
+			extend_held(held, req, now, grant);
+			return STEP_DONE;
 		}
 	}
 
