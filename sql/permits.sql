@@ -346,6 +346,20 @@ SELECT scope, owner, pg_temp.rel(token) - pg_temp.rel(pg_temp.tk('d2')) AS after
   FROM fence_leases WHERE key = 'bh:scope' ORDER BY token;
 SELECT pg_temp.rel(fence_break('bh:scope')) = pg_temp.rel(pg_temp.tk('s2')) AS broken;
 
+-- An idle key taken with another number of permits: the expired permits of
+-- the old number end then too (as when the key changes kind), so that the
+-- key never has more permits than its number, live or expired.  A clock
+-- moved back would otherwise make them live again: 3 holders of 1 permit.
+SELECT fence_now() AS renum_at \gset
+SELECT count(fence_try_permit('bh:renum', 3, '10 seconds', owner => 'R' || g)) AS three
+  FROM generate_series(1, 3) g;
+SELECT fence_advance_clock('11 seconds') IS NOT NULL AS all_expired;
+SELECT pg_temp.keep('r9', fence_try_permit('bh:renum', 1, '1 minute', owner => 'R9')) > 0 AS one_permit_now;
+SELECT owner, live, permits FROM fence_leases WHERE key = 'bh:renum' ORDER BY token;
+SELECT fence_set_clock(:'renum_at') IS NOT NULL AS clock_moved_back;
+SELECT count(*) AS permits_live FROM fence_leases WHERE key = 'bh:renum' AND live;
+SELECT pg_temp.rel(fence_break('bh:renum')) = pg_temp.rel(pg_temp.tk('r9')) AS broken;
+
 -- Clean up.
 SELECT count(*) AS left_over FROM fence_leases WHERE key LIKE 'bh:%' OR key IN ('4300', '4343', '4344');
 DROP TABLE bh_calls;
