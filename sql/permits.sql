@@ -330,6 +330,36 @@ SELECT key, scope, permits FROM fence_leases WHERE key = '4344';
 COMMIT;
 SELECT count(*) AS after_commit FROM fence_leases WHERE key = '4344';
 
+-- A session that holds a session permit asks for a detached one of the key:
+-- 55000, also when the owner's permit comes first in the key's chain (D2's
+-- entry is newer; the session's took over D3's expired one).  Extending
+-- D2's permit instead would leave the session's untracked, and held after
+-- the session ends.
+SELECT pg_temp.keep('d3', fence_try_permit('bh:scope', 3, '1 second', owner => 'D3')) > 0 AS d3;
+SELECT pg_temp.keep('d2', fence_try_permit('bh:scope', 3, '1 minute', owner => 'D2')) > 0 AS d2;
+SELECT fence_advance_clock('2 seconds') IS NOT NULL AS d3_expired;
+SELECT pg_temp.keep('s2', fence_try_permit('bh:scope', 3, '1 minute')) > pg_temp.rel(pg_temp.tk('d2')) AS s2;
+SELECT pg_temp.rel(fence_try_permit('bh:scope', 3, '1 minute', owner => 'D2')) AS d2_asked;
+\echo :LAST_ERROR_SQLSTATE
+SELECT fence_current_token('bh:scope') = pg_temp.tk('s2') AS s2_in_effect;
+SELECT scope, owner, pg_temp.rel(token) - pg_temp.rel(pg_temp.tk('d2')) AS after_d2, live
+  FROM fence_leases WHERE key = 'bh:scope' ORDER BY token;
+SELECT pg_temp.rel(fence_break('bh:scope')) = pg_temp.rel(pg_temp.tk('s2')) AS broken;
+
+-- An idle key taken with another number of permits: the expired permits of
+-- the old number end then too (as when the key changes kind), so that the
+-- key never has more permits than its number, live or expired.  A clock
+-- moved back would otherwise make them live again: 3 holders of 1 permit.
+SELECT fence_now() AS renum_at \gset
+SELECT count(fence_try_permit('bh:renum', 3, '10 seconds', owner => 'R' || g)) AS three
+  FROM generate_series(1, 3) g;
+SELECT fence_advance_clock('11 seconds') IS NOT NULL AS all_expired;
+SELECT pg_temp.keep('r9', fence_try_permit('bh:renum', 1, '1 minute', owner => 'R9')) > 0 AS one_permit_now;
+SELECT owner, live, permits FROM fence_leases WHERE key = 'bh:renum' ORDER BY token;
+SELECT fence_set_clock(:'renum_at') IS NOT NULL AS clock_moved_back;
+SELECT count(*) AS permits_live FROM fence_leases WHERE key = 'bh:renum' AND live;
+SELECT pg_temp.rel(fence_break('bh:renum')) = pg_temp.rel(pg_temp.tk('r9')) AS broken;
+
 -- Clean up.
 SELECT count(*) AS left_over FROM fence_leases WHERE key LIKE 'bh:%' OR key IN ('4300', '4343', '4344');
 DROP TABLE bh_calls;

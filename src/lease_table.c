@@ -101,8 +101,9 @@
  *	- an entry with waiters (wait_head >= 0) is never unlinked or reclaimed,
  *	  so a waiter's my_wait_slot stays valid until it dequeues itself;
  *	- a permit entry never has waiters, and its key's entry stays linked
- *	  while it is; the number of live permits of a key never exceeds its
- *	  permits, which change only while nothing holds or awaits the key;
+ *	  while it is; the number of permit entries of a key, live or expired,
+ *	  never exceeds its permits, which change only while nothing holds or
+ *	  awaits the key;
  *	- a proc is in at most one queue, and lease_waiters[proc].slot says which;
  *	- a held entry's token was published with FenceStatsPublishGrant()
  *	  under the partition lock, so grants of a database appear in token
@@ -1004,9 +1005,9 @@ in_restart_grace(TimestampTz *until)
 
 /*
  * Free the permit entries of permit-key entry "key" that are not live: all
- * of them when the key changes kind (it has no live permit then).  Caller
- * holds the partition lock exclusively; never ERRORs.  Returns how many
- * remain.
+ * of them when the key changes kind or number of permits (it has no live
+ * permit then).  Caller holds the partition lock exclusively; never ERRORs.
+ * Returns how many remain.
  */
 static int
 drop_dead_permits(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
@@ -1072,8 +1073,10 @@ kind_conflict(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 
 /*
  * Make idle entry "slot" (no live holder, no waiters: kind_conflict said
- * so) the kind req asks for.  An expired lease or permits it still kept end
- * here, as a takeover would end them.  Caller holds the lock exclusively.
+ * so) the kind req asks for, with its number of permits.  An expired lease
+ * or permits it still kept end here, as a takeover would end them: a key
+ * never keeps more permit entries than its number, so that no clock moved
+ * back can make more of them live.  Caller holds the lock exclusively.
  */
 static void
 become_kind(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
@@ -1081,17 +1084,17 @@ become_kind(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 {
 	EntryKind	kind = (req->permits > 0) ? ENTRY_PERMIT_KEY : ENTRY_LEASE;
 
-	if (slot->kind == kind)
-	{
-		if (kind == ENTRY_PERMIT_KEY)
-			slot->held.permits = req->permits;
+	if (slot->kind == kind &&
+		(kind == ENTRY_LEASE || slot->held.permits == req->permits))
 		return;
-	}
 	bump_generation(hash % FENCE_LEASE_PARTITIONS);
 	if (slot->kind == ENTRY_PERMIT_KEY)
 	{
 		(void) drop_dead_permits(hash, slot, now);
-		slot->held.procno = -1;
+		if (kind == ENTRY_PERMIT_KEY)
+			slot->held.permits = req->permits;
+		else
+			slot->held.procno = -1;
 	}
 	else
 	{
@@ -1319,6 +1322,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 {
 	FenceLeaseSlot *key = (idx >= 0) ? &lease_slots[idx] : NULL;
 	FenceLeaseSlot *reused = NULL;
+	FenceLeaseSlot *held = NULL;
 	TimestampTz now = FenceNow();
 	TimestampTz earliest = 0;
 	int32		me = FENCE_MY_PROCNO;
@@ -1341,13 +1345,22 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 					reused = permit;
 				continue;
 			}
-			if (holder_matches(permit, req))
-			{
-				extend_held(permit, req, now, grant);
-				return STEP_DONE;
-			}
+			/*
+			 * A detached request may match two permits: the owner's, and
+			 * this backend's own session or transaction permit.  The latter
+			 * decides, whichever comes first in the chain: the backend holds
+			 * the key in that scope, and asking in another is a conflict.
+			 */
+			if (holder_matches(permit, req) &&
+				(held == NULL || permit->scope != FENCE_SCOPE_DETACHED))
+				held = permit;
 			if (live++ == 0 || permit->expires_at < earliest)
 				earliest = permit->expires_at;
+		}
+		if (held != NULL)
+		{
+			extend_held(held, req, now, grant);
+			return STEP_DONE;
 		}
 	}
 
