@@ -1073,7 +1073,9 @@ kind_conflict(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 
 /*
  * Make idle entry "slot" (no live holder, no waiters: kind_conflict said
- * so) the kind req asks for, with its number of permits.  An expired lease
+ * so) the kind req asks for, with its number of permits; nothing to do if it
+ * is that already.  Called only once the caller is sure to take the key or
+ * queue for it, so that a request that is refused or fails changes nothing.  An expired lease
  * or permits it still kept end here, as a takeover would end them: a key
  * never keeps more permit entries than its number, so that no clock moved
  * back can make more of them live.  Caller holds the lock exclusively.
@@ -1207,7 +1209,9 @@ grace_step(const FenceLeaseRequest *req, uint32 hash, int32 idx)
 {
 	if (req->wait && my_wait_slot < 0)
 	{
-		if (idx < 0)
+		if (idx >= 0)
+			become_kind(&lease_slots[idx], hash, req, FenceNow());
+		else
 		{
 			if (!have_spares(1))
 				return STEP_NEED_SLOT;
@@ -1253,8 +1257,8 @@ prepare_grant(const FenceLeaseRequest *req, FenceToken *token, int role_limit,
 }
 
 /*
- * acquire_step() for an ordinary lease.  idx: the key's lease entry (made
- * one if it was an idle permit key), or -1.
+ * acquire_step() for an ordinary lease.  idx: the key's lease entry (or an
+ * idle permit key, made a lease entry when it is granted), or -1.
  */
 static AcquireStep
 lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
@@ -1304,6 +1308,8 @@ lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 		idx = new_entry(hash, req, ENTRY_LEASE);
 		slot = &lease_slots[idx];
 	}
+	else
+		become_kind(slot, hash, req, now);
 	install_grant(slot, hash, req, token, now, same_role_detached, grant);
 	if (my_wait_slot == idx)
 		dequeue_self(idx);		/* and wake the next in line */
@@ -1311,9 +1317,11 @@ lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 }
 
 /*
- * acquire_step() for a permit.  idx: the key's permit-key entry (made one
- * if it was an idle lease), or -1.  At most req->permits live permits; the
- * queue is the key's, and only its head may take a free permit.
+ * acquire_step() for a permit.  idx: the key's permit-key entry (or an idle
+ * lease, or an idle permit key with another number of permits, made this
+ * kind when a permit is granted), or -1.  At most req->permits live
+ * permits; the queue is the key's, and only its head may take a free
+ * permit.
  */
 static AcquireStep
 permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
@@ -1330,8 +1338,14 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 	bool		same_role_detached;
 	AcquireStep step;
 	int32		permit_idx;
+	bool		reshape = key && (key->kind != ENTRY_PERMIT_KEY ||
+								  key->held.permits != req->permits);
 
-	if (key)
+	/*
+	 * A key to reshape is idle: it has no live permit, and its expired ones
+	 * (of another number) go when it is reshaped, so none is reused.
+	 */
+	if (key && !reshape)
 	{
 		for (int32 *link = next_permit_link(bucket_head(hash), key);
 			 link != NULL;
@@ -1392,6 +1406,8 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 		idx = new_entry(hash, req, ENTRY_PERMIT_KEY);
 		key = &lease_slots[idx];
 	}
+	else
+		become_kind(key, hash, req, now);
 	if (reused == NULL)
 	{
 		permit_idx = new_entry(hash, req, ENTRY_PERMIT);
@@ -1428,7 +1444,6 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 
 		if (kind_conflict(slot, hash, req, now, grant))
 			return STEP_DONE;
-		become_kind(slot, hash, req, now);
 	}
 	if (req->permits > 0)
 		return permit_step(req, hash, idx, token, role_limit, grant, wake_at);
