@@ -12,7 +12,10 @@
 #      tag closed; without it, none;
 #  (f) the breaker section: a rate per contender and row, the ratios of time
 #      per call against SELECT 1 in as many round trips (reported, not
-#      judged), and shared memory per breaker from the two readings.
+#      judged), and shared memory per breaker from the two readings;
+#  (g) the permits section: a rate per contender for each n, the ratios of
+#      time per cycle, permit against lease, at 1 and 8 clients (reported,
+#      not judged), and the memory said in words, not measured.
 use strict;
 use warnings;
 
@@ -39,6 +42,22 @@ sub run_report
 {
 	my $out = `perl "$report" @_ 2>&1`;
 	return ($? >> 8, $out);
+}
+
+# rate_samples GROUP, ROWS, RATES: the same rates of rounds 1 and 2 for
+# every row (RATES: contender => [round 1, round 2])
+sub rate_samples
+{
+	my ($group, $rows, $rates) = @_;
+	my @s;
+	for my $row (@$rows)
+	{
+		for my $who (sort keys %$rates)
+		{
+			push @s, [ 'sample', $group, $row, $who, $_, $rates->{$who}[ $_ - 1 ] ] for 1, 2;
+		}
+	}
+	return @s;
 }
 
 my @meta = (
@@ -176,14 +195,7 @@ my %brate = (
 	breaker_two => [ 4000, 2500 ],
 );
 my @brows = ('1 client, 1,000 names', '8 clients, 1,000 names', '1 client, 1 name', '8 clients, 1 name');
-my @breaker;
-for my $row (@brows)
-{
-	for my $who (sort keys %brate)
-	{
-		push @breaker, [ 'sample', 'breaker', $row, $who, $_, $brate{$who}[ $_ - 1 ] ] for 1, 2;
-	}
-}
+my @breaker = rate_samples('breaker', \@brows, \%brate);
 my $bfile = samples('breaker.tsv', @meta, @breaker,
 	[ 'meta', 'breaker_shmem:fence breaker table', '9000' ],
 	[ 'meta', 'breaker_shmem:fence breakers', '128' ],
@@ -211,6 +223,38 @@ like($out, qr/^Shared memory per breaker \(pg_shmem_allocations, fence\.max_brea
 	'the breaker allocations at the setting');
 like($out, qr/^  per breaker: 740,000 B \/ 3,072 breakers = 240\.9 B \(reported, not judged\)$/m,
 	'memory per breaker: what the allocations grew by, per breaker added');
+like($out, qr/^Goals: none judged in this run$/m, 'nothing judged');
+unlike($out, qr/Leases with permits/, 'a run without the permits section prints none');
+
+# (g) the permits section alone
+my %prate = (
+	lease_c1 => [ 10000, 12000 ],
+	permit_c1 => [ 8000, 8000 ],
+	lease_c8 => [ 30000, 30000 ],
+	permit_c8 => [ 20000, 15000 ],
+);
+my @prows = ('n = 1', 'n = 10', 'n = 100', 'n = 1,000');
+my @permits = rate_samples('permits', \@prows, \%prate);
+($rc, $out) = run_report(samples('permits.tsv', @meta, @permits));
+is($rc, 0, 'the report runs on permits samples alone');
+my ($psec) = $out =~ /^(Leases with permits: .*?)^Goals/ms;
+ok(defined $psec, 'the permits section is printed');
+$psec //= '';
+like($psec, qr/^  \s+lease, 1 client\s+permit, 1 client\s+lease, 8 clients\s+permit, 8 clients$/m,
+	'one column per contender, in order');
+for my $row (@prows)
+{
+	like($psec, qr/^  \Q$row\E\s+11,000 \[10,000-12,000\]\s+8,000\s+30,000\s+17,500 \[15,000-20,000\]$/m,
+		"$row: the median rate of each contender, with its spread");
+}
+$cells = join '\s+', ('1\.38x \[1\.25-1\.50\]') x 4;
+like($psec, qr/^  lease, 1 client \/ permit, 1 client\s+$cells\s+time per cycle, 1 client: reported, not judged$/m,
+	'permit against lease at 1 client: the median per-round ratio and its spread, every n');
+$cells = join '\s+', ('1\.75x \[1\.50-2\.00\]') x 4;
+like($psec, qr/^  lease, 8 clients \/ permit, 8 clients\s+$cells\s+time per cycle, 8 clients: reported, not judged$/m,
+	'and at 8 clients');
+like($psec, qr/^  Memory: nothing new to measure\.  A permit is a lease slot/m, 'memory is said, not measured');
+unlike($psec, qr/\b(ok|MISS!?)\b/, 'no verdict in the permits section');
 like($out, qr/^Goals: none judged in this run$/m, 'nothing judged');
 
 done_testing();
