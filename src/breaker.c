@@ -22,11 +22,12 @@
  * shared memory only: a server restart forgets every breaker (they come
  * back closed).
  *
- * A dropped database's breakers are freed as its leases are: when the table
- * is full, before a new breaker is refused, and by the sweep of dropped
- * databases behind fence_break_dropped_databases(), which reaches them
+ * A dropped database's breakers are freed by the lease table's sweep of
+ * dropped databases (FenceLeaseForgetDroppedDatabases), which reaches them
  * through stats.c (FenceBreakerDatabases and FenceBreakerForgetDatabase,
- * handed over by fence.c: lease_sql.c is below this module).
+ * handed over by fence.c: lease_table.c is below this module).  The sweep
+ * runs when this table is full, before a new breaker is refused, and behind
+ * fence_break_dropped_databases().
  *
  * Shared memory: a dynahash of fence.max_breakers entries, protected by
  * one LWLock (tranche "fence_breakers").  The number of entries is counted
@@ -64,7 +65,6 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
-#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "fence.h"
@@ -550,28 +550,6 @@ FenceBreakerForgetDatabase(Oid dbid)
 	return n;
 }
 
-/*
- * Free the breakers of every dropped database; returns how many.  Reads the
- * catalog, so with no lock held.
- */
-static int
-forget_dropped_databases(void)
-{
-	Oid		   *dbids;
-	int			n = FenceBreakerDatabases(&dbids);
-	int			freed = 0;
-
-	for (int i = 0; i < n; i++)
-	{
-		if (dbids[i] == MyDatabaseId ||
-			SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(dbids[i])))
-			continue;
-		freed += FenceBreakerForgetDatabase(dbids[i]);
-	}
-	pfree(dbids);
-	return freed;
-}
-
 static void
 report_table_full(void)
 {
@@ -586,9 +564,9 @@ report_table_full(void)
 /*
  * Lock the table and find the breaker, or create it (see find_or_create).
  * Returns with the lock held exclusively, and *now read under it.  A full
- * table first frees the breakers of dropped databases, the last thing to
- * give back, as the lease table does with their leases: nothing else ever
- * would (fence_breaker_reset works in the caller's database only).
+ * table first has the sweep of dropped databases free their breakers (and
+ * leases), with no lock held: nothing else ever would (fence_breaker_reset
+ * works in the caller's database only).
  */
 static Breaker *
 lock_breaker(const BreakerKey *key, int namelen, const BreakerConfig *config,
@@ -606,8 +584,10 @@ lock_breaker(const BreakerKey *key, int namelen, const BreakerConfig *config,
 		if (b != NULL)
 			return b;
 		LWLockRelease(breaker_shared->lock);
-		if (swept || forget_dropped_databases() == 0)
+		if (swept)
 			report_table_full();
+		/* The lease table's sweep frees their breakers (through stats.c). */
+		(void) FenceLeaseForgetDroppedDatabases();
 		swept = true;
 	}
 }

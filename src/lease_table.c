@@ -1007,13 +1007,11 @@ in_restart_grace(TimestampTz *until)
  * Free the permit entries of permit-key entry "key" that are not live: all
  * of them when the key changes kind or number of permits (it has no live
  * permit then).  Caller holds the partition lock exclusively; never ERRORs.
- * Returns how many remain.
  */
-static int
+static void
 drop_dead_permits(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
 {
 	int32	   *link = next_permit_link(bucket_head(hash), key);
-	int			left = 0;
 
 	while (link != NULL)
 	{
@@ -1022,7 +1020,6 @@ drop_dead_permits(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
 
 		if (slot_is_live(permit, now))
 		{
-			left++;
 			link = next_permit_link(&permit->next, key);
 			continue;
 		}
@@ -1032,7 +1029,6 @@ drop_dead_permits(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
 		push_free_chain(idx, idx, 1);
 		link = next_permit_link(link, key);
 	}
-	return left;
 }
 
 /* Does a live permit of permit-key entry "key" remain? */
@@ -1092,7 +1088,7 @@ become_kind(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 	bump_generation(hash % FENCE_LEASE_PARTITIONS);
 	if (slot->kind == ENTRY_PERMIT_KEY)
 	{
-		(void) drop_dead_permits(hash, slot, now);
+		drop_dead_permits(hash, slot, now);
 		if (kind == ENTRY_PERMIT_KEY)
 			slot->held.permits = req->permits;
 		else
