@@ -42,6 +42,7 @@
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/ilist.h"
@@ -124,9 +125,11 @@ typedef struct EnforceTrigger
 	Oid			relid;
 	MemoryContext cxt;			/* everything below lives here */
 	EnforceConfig cfg;
+	Oid			family;			/* root trigger of its protection (MoveMemo) */
 	int			natts;			/* tuple width the arrays below fit */
 	Datum	   *values;			/* scratch space for stamping a row */
 	bool	   *isnull;
+	uint64	   *colhash;		/* per column, a hash of its name */
 } EnforceTrigger;
 
 /* Where the write's token came from (for messages). */
@@ -195,21 +198,38 @@ static FenceLeaseStamp strict_last_stamp;
 
 /*
  * An UPDATE that moves a row to another partition runs as three row writes,
- * each firing this trigger: the UPDATE on the old partition, then a DELETE
+ * each firing a trigger: the UPDATE on the old partition, then a DELETE
  * there and an INSERT into the new one.  The UPDATE decides (its token, its
  * checks); the two halves must carry exactly that decision, not work out a
  * token of their own (the token in effect may differ from the one the
  * statement set, and the INSERT would take the token in effect over the
  * value given).  So each UPDATE of a partition's row leaves a memo, which
- * the DELETE of the same row version in the same statement takes, and the
- * INSERT that follows in that statement takes from it.  A memo is one per
- * trigger name (a partition's trigger and its clones share the name) and
- * executor nesting level, and is forgotten when the executor run that made
- * it returns: a memo left behind by an UPDATE that did not happen (a later
- * BEFORE trigger vetoed it) cannot reach a DELETE of a later statement, and
- * statements that other BEFORE triggers run between the halves (an audit
- * trigger's INSERT) run one level deeper and neither see nor end it.  (The
- * command counter would not do: each of those statements advances it.)
+ * the DELETE of the same row version by the same trigger takes, and the
+ * INSERT half takes from it.
+ *
+ * The decision holds only where it was made: under one protection, the
+ * trigger fence_protect() put on a partitioned table and its clones on the
+ * partitions, which share the options.  A memo names that protection (its
+ * root trigger, the "family"), so a partition protected on its own, with
+ * options of its own, never takes the decision of another partition's
+ * trigger: a row moved into it is judged as a direct INSERT.
+ *
+ * And only for its own row.  The INSERT half comes right after the DELETE
+ * half unless another BEFORE INSERT trigger of the new partition vetoes
+ * it; then the next INSERT of the family, in the same statement (a
+ * writable CTE), is another row.  The memo keeps a fingerprint of the row
+ * the UPDATE let through, and an INSERT whose row differs is judged as
+ * what it is.  (A BEFORE INSERT trigger of the new partition that changes
+ * the row makes its INSERT half a direct INSERT too: safe, if stricter.)
+ *
+ * A memo is one per family and executor nesting level, and any other
+ * firing of the family at that level ends it; it is forgotten when the
+ * executor run that made it returns: a memo left behind by an UPDATE that
+ * did not happen (a later BEFORE trigger vetoed it) cannot reach a DELETE
+ * of a later statement, and statements that other BEFORE triggers run
+ * between the halves (an audit trigger's INSERT) run one level deeper and
+ * neither see nor end it.  (The command counter would not do: each of those
+ * statements advances it.)
  */
 typedef enum MoveStage
 {
@@ -221,10 +241,12 @@ typedef enum MoveStage
 typedef struct MoveMemo
 {
 	MoveStage	stage;
-	NameData	tgname;
 	int			depth;			/* exec_depth when made */
-	Oid			relid;			/* the old partition */
-	ItemPointerData tid;		/* the old row version */
+	Oid			family;			/* root trigger of the protection */
+	Oid			tgoid;			/* the trigger that left it, */
+	Oid			relid;			/* on the old partition, */
+	ItemPointerData tid;		/* for this row version */
+	uint64		fingerprint;	/* the new row, as the UPDATE let it through */
 	bool		has_token;
 	FenceToken	token;
 } MoveMemo;
@@ -783,6 +805,43 @@ refuse_later_triggers(Relation rel, const char *tgname, int16 events,
 	}
 }
 
+/*
+ * The root of a trigger's clones: the trigger fence_protect() created on the
+ * partitioned table that a partition's trigger was cloned from (through
+ * every level of partitioning), or the trigger itself.
+ */
+static Oid
+trigger_family(Trigger *trigger)
+{
+	Oid			tgoid = trigger->tgoid;
+	Relation	tgrel;
+
+	if (!trigger->tgisclone)
+		return tgoid;
+	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	for (;;)
+	{
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tuple;
+		Oid			parent = InvalidOid;
+
+		CHECK_FOR_INTERRUPTS();
+		ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber,
+					F_OIDEQ, ObjectIdGetDatum(tgoid));
+		scan = systable_beginscan(tgrel, TriggerOidIndexId, true, NULL, 1, &key);
+		tuple = systable_getnext(scan);
+		if (HeapTupleIsValid(tuple))
+			parent = ((Form_pg_trigger) GETSTRUCT(tuple))->tgparentid;
+		systable_endscan(scan);
+		if (!OidIsValid(parent))
+			break;
+		tgoid = parent;
+	}
+	table_close(tgrel, AccessShareLock);
+	return tgoid;
+}
+
 /* The cache entry of the trigger being fired, (re)built if needed. */
 static EnforceTrigger *
 get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
@@ -838,6 +897,7 @@ get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
 												  "fence trigger",
 												  ALLOCSET_SMALL_SIZES);
 		EnforceConfig cfg;
+		Oid			family;
 
 		oldcxt = MemoryContextSwitchTo(cxt);
 		parse_trigger_args(rel, trigger->tgnargs, trigger->tgargs, &cfg);
@@ -846,6 +906,7 @@ get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
 												 TRIGGER_TYPE_UPDATE |
 												 TRIGGER_TYPE_DELETE),
 							  trigger->tgfoid);
+		family = trigger_family(trigger);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextSetParent(cxt, enforce_cache_cxt);
 
@@ -871,6 +932,15 @@ get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
 		et->natts = RelationGetDescr(rel)->natts;
 		et->values = MemoryContextAlloc(cxt, sizeof(Datum) * Max(et->natts, 1));
 		et->isnull = MemoryContextAlloc(cxt, sizeof(bool) * Max(et->natts, 1));
+		et->colhash = MemoryContextAlloc(cxt, sizeof(uint64) * Max(et->natts, 1));
+		for (int i = 0; i < et->natts; i++)
+		{
+			const char *name = NameStr(TupleDescAttr(RelationGetDescr(rel), i)->attname);
+
+			et->colhash[i] = hash_bytes_extended((const unsigned char *) name,
+												 strlen(name), 0);
+		}
+		et->family = family;
 		et->valid = true;
 	}
 	fcinfo->flinfo->fn_extra = et;
@@ -1301,31 +1371,80 @@ forget_strict_writes(void)
 	strict_last_valid = false;
 }
 
-/* This trigger name's move memo at this executor level, or NULL. */
+/* The move memo of a protection (family) at this executor level, or NULL. */
 static MoveMemo *
-move_memo_find(const char *tgname)
+move_memo_find(Oid family)
 {
 	for (int i = 0; i < MOVE_MEMO_SLOTS; i++)
 	{
 		if (move_memo[i].stage != MOVE_FREE &&
 			move_memo[i].depth == exec_depth &&
-			strcmp(NameStr(move_memo[i].tgname), tgname) == 0)
+			move_memo[i].family == family)
 			return &move_memo[i];
 	}
 	return NULL;
 }
 
 /*
- * The UPDATE half of a possible move was accepted: remember its decision.
- * Four slots are plenty (a slot is in use from a row's UPDATE to its
- * INSERT, per trigger name and executor level); should they all be taken,
- * the first is reused, and its move falls back to the halves' own rule.
+ * A fingerprint of a row's values that does not depend on the order of its
+ * columns (partitions may differ in it, and in dropped columns): the sum,
+ * over the columns, of the column name's hash combined with the value's.
+ * Values are hashed as stored, so a TOASTed value counts by its pointer.
+ * Uses the entry's scratch arrays.
+ */
+static uint64
+row_fingerprint(EnforceTrigger *et, Relation rel, HeapTuple row)
+{
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	uint64		fp = 0;
+
+	heap_deform_tuple(row, tupdesc, et->values, et->isnull);
+	for (int i = 0; i < tupdesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+		Datum		d = et->values[i];
+		uint64		h;
+
+		if (att->attisdropped)
+			continue;
+		if (et->isnull[i])
+			h = 0;
+		else if (att->attbyval)
+			h = hash_bytes_extended((const unsigned char *) &d, sizeof(d), 1);
+		else if (att->attlen == -1)
+		{
+			const char *p = DatumGetPointer(d);
+
+			if (VARATT_IS_EXTERNAL(p) || VARATT_IS_COMPRESSED(p))
+				h = hash_bytes_extended((const unsigned char *) p,
+										VARSIZE_ANY(p), 1);
+			else
+				h = hash_bytes_extended((const unsigned char *) VARDATA_ANY(p),
+										VARSIZE_ANY_EXHDR(p), 1);
+		}
+		else if (att->attlen == -2)
+			h = hash_bytes_extended((const unsigned char *) DatumGetCString(d),
+									strlen(DatumGetCString(d)), 1);
+		else
+			h = hash_bytes_extended((const unsigned char *) DatumGetPointer(d),
+									att->attlen, 1);
+		fp += hash_combine64(et->colhash[i], h);
+	}
+	return fp;
+}
+
+/*
+ * The UPDATE half of a possible move accepted "newrow", as it will be
+ * written: remember the decision.  Four slots are plenty (a slot is in use
+ * from a row's UPDATE to its INSERT, per protection and executor level);
+ * should they all be taken, the first is reused, and its move falls back to
+ * the halves' own rule.
  */
 static void
-move_memo_set(const char *tgname, Oid relid, ItemPointer tid,
+move_memo_set(EnforceTrigger *et, TriggerData *trigdata, HeapTuple newrow,
 			  bool has_token, FenceToken token)
 {
-	MoveMemo   *m = move_memo_find(tgname);
+	MoveMemo   *m = move_memo_find(et->family);
 
 	for (int i = 0; m == NULL && i < MOVE_MEMO_SLOTS; i++)
 	{
@@ -1335,10 +1454,12 @@ move_memo_set(const char *tgname, Oid relid, ItemPointer tid,
 	if (m == NULL)
 		m = &move_memo[0];
 	m->stage = MOVE_UPDATED;
-	namestrcpy(&m->tgname, tgname);
 	m->depth = exec_depth;
-	m->relid = relid;
-	m->tid = *tid;
+	m->family = et->family;
+	m->tgoid = trigdata->tg_trigger->tgoid;
+	m->relid = RelationGetRelid(trigdata->tg_relation);
+	m->tid = trigdata->tg_trigtuple->t_self;
+	m->fingerprint = row_fingerprint(et, trigdata->tg_relation, newrow);
 	m->has_token = has_token;
 	m->token = token;
 }
@@ -1429,10 +1550,11 @@ fence_enforce(PG_FUNCTION_ARGS)
 	 * partition carry the UPDATE's decision, made and checked there (see
 	 * MoveMemo); any other firing of this trigger ends its memo.
 	 */
-	memo = move_memo_find(trigdata->tg_trigger->tgname);
+	memo = move_memo_find(et->family);
 	if (memo != NULL)
 	{
 		if (!is_insert && !is_update && memo->stage == MOVE_UPDATED &&
+			memo->tgoid == trigdata->tg_trigger->tgoid &&
 			memo->relid == RelationGetRelid(rel) &&
 			ItemPointerEquals(&memo->tid, &oldrow->t_self))
 		{
@@ -1440,7 +1562,8 @@ fence_enforce(PG_FUNCTION_ARGS)
 			return PointerGetDatum(oldrow);
 		}
 		if (is_insert && memo->stage == MOVE_DELETED &&
-			rel->rd_rel->relispartition)
+			rel->rd_rel->relispartition &&
+			memo->fingerprint == row_fingerprint(et, rel, newrow))
 		{
 			memo->stage = MOVE_FREE;
 			if (!memo->has_token)
@@ -1532,15 +1655,12 @@ fence_enforce(PG_FUNCTION_ARGS)
 			Datum		newvalue;
 			bool		newnull;
 
-			if (rel->rd_rel->relispartition)
-				move_memo_set(trigdata->tg_trigger->tgname,
-							  RelationGetRelid(rel), &oldrow->t_self,
-							  false, 0);
 			value = heap_getattr(oldrow, cfg->attnum, tupdesc, &isnull);
 			newvalue = heap_getattr(newrow, cfg->attnum, tupdesc, &newnull);
 			if (isnull != newnull || (!isnull && value != newvalue))
-				return PointerGetDatum(set_fence_column(et, rel, newrow,
-														value, isnull));
+				newrow = set_fence_column(et, rel, newrow, value, isnull);
+			if (rel->rd_rel->relispartition)
+				move_memo_set(et, trigdata, newrow, false, 0);
 		}
 		return PointerGetDatum(is_insert || is_update ? newrow : oldrow);
 	}
@@ -1624,15 +1744,13 @@ fence_enforce(PG_FUNCTION_ARGS)
 	if (!is_insert && !is_update)
 		return PointerGetDatum(oldrow);
 
-	/* A partition's row may be moving: its halves carry this token. */
-	if (is_update && rel->rd_rel->relispartition)
-		move_memo_set(trigdata->tg_trigger->tgname, RelationGetRelid(rel),
-					  &oldrow->t_self, true, token);
-
 	/* Stamp the row with T. */
 	if (source != TOKEN_FROM_COLUMN)
-		return PointerGetDatum(stamp_row(et, rel, newrow,
-										 token_to_datum(et, rel, token)));
+		newrow = stamp_row(et, rel, newrow, token_to_datum(et, rel, token));
+
+	/* A partition's row may be moving: its halves carry this token. */
+	if (is_update && rel->rd_rel->relispartition)
+		move_memo_set(et, trigdata, newrow, true, token);
 	return PointerGetDatum(newrow);
 }
 
