@@ -1362,6 +1362,78 @@ record_strict_write(const char *key, int keylen, FenceToken token, Oid relid,
 	strict_last_stamp = *stamp;
 }
 
+/*
+ * strict: the status of (key, token), HELD if the token is the lease's live
+ * token.  A write accepted under it is recorded for the COMMIT-time check.
+ */
+static FenceLeaseStatus
+strict_check(const char *key, int keylen, FenceToken token, Oid relid)
+{
+	FenceLeaseStamp stamp;
+	FenceLeaseStatus status;
+
+	if (strict_still_held(key, keylen, token))
+		return FENCE_LEASE_HELD;
+	status = FenceLeaseGetStatus(MyDatabaseId, key, keylen, token, &stamp);
+	if (status == FENCE_LEASE_HELD)
+		record_strict_write(key, keylen, token, relid, &stamp);
+	return status;
+}
+
+/*
+ * strict, an UPDATE of a table with one lease per row: if the UPDATE changes
+ * the row's lease name, the write must also hold the lease of the row as it
+ * was (its token in effect for that name, live), else a holder of one lease
+ * could take another's row by rewriting the column its lease name is made
+ * of.  "newkey" is the lease of the row as it will be, already checked.
+ * True if the write may go on; false if the row is to be skipped
+ * (on_stale=skip); otherwise LF002.
+ */
+static bool
+strict_holds_old_lease(EnforceTrigger *et, Relation rel, HeapTuple oldrow,
+					   const char *newkey, int newkeylen)
+{
+	char		buf[FENCE_MAX_KEY_LEN];
+	int			keylen;
+	const char *key;
+	FenceToken	token;
+	FenceLeaseStatus status;
+
+	key = lease_key_for_row(et, rel, oldrow, buf, &keylen);
+	if (keylen == newkeylen && memcmp(key, newkey, keylen) == 0)
+		return true;
+	if (!FenceSessionTokenInEffect(key, keylen, &token))
+	{
+		if (et->cfg.skip)
+			return false;
+		count_rejected++;
+		ereport(ERROR,
+				(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
+				 errmsg("update of table \"%s\" rejected: it moves the row from lease \"%.*s\", which the write does not hold",
+						RelationGetRelationName(rel), keylen, key),
+				 errdetail("The row's lease becomes \"%.*s\"; this session has no token for lease \"%.*s\".",
+						   newkeylen, newkey, keylen, key),
+				 errhint("Take lease \"%.*s\" as well before the update, or delete the row and insert it under the new lease.",
+						 keylen, key)));
+	}
+	status = strict_check(key, keylen, token, RelationGetRelid(rel));
+	if (status == FENCE_LEASE_HELD)
+		return true;
+	if (et->cfg.skip)
+		return false;
+	count_rejected++;
+	ereport(ERROR,
+			(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
+			 errmsg("update of table \"%s\" rejected: it moves the row from lease \"%.*s\", which the write does not hold",
+					RelationGetRelationName(rel), keylen, key),
+			 errdetail("The row's lease becomes \"%.*s\"; the token in effect for lease \"%.*s\" is %lld, whose status for that lease is \"%s\".",
+					   newkeylen, newkey, keylen, key, (long long) token,
+					   FenceLeaseStatusName(status)),
+			 errhint("Hold lease \"%.*s\" as well, with a token in effect for each lease name, or delete the row and insert it under the new lease.",
+					 keylen, key)));
+	return false;				/* keep compiler quiet */
+}
+
 /* Forget this transaction's strict writes (their memory goes with it). */
 static void
 forget_strict_writes(void)
@@ -1710,18 +1782,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 					 errhint("Strict mode works only on the server that grants the leases, with fence in shared_preload_libraries; on a server that only stores fenced rows, protect the table without strict.")));
 		if (key == NULL)
 			key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
-		if (strict_still_held(key, keylen, token))
-			status = FENCE_LEASE_HELD;
-		else
-		{
-			FenceLeaseStamp stamp;
-
-			status = FenceLeaseGetStatus(MyDatabaseId, key, keylen, token,
-										 &stamp);
-			if (status == FENCE_LEASE_HELD)
-				record_strict_write(key, keylen, token, RelationGetRelid(rel),
-									&stamp);
-		}
+		status = strict_check(key, keylen, token, RelationGetRelid(rel));
 		if (status != FENCE_LEASE_HELD)
 		{
 			if (cfg->skip)
@@ -1736,6 +1797,12 @@ fence_enforce(PG_FUNCTION_ARGS)
 							RelationGetRelationName(rel), keylen, key),
 					 errdetail_not_held(source, token, status),
 					 errhint("Stop, and take the lease again before retrying.")));
+		}
+		if (is_update && cfg->lease_has_columns &&
+			!strict_holds_old_lease(et, rel, oldrow, key, keylen))
+		{
+			count_skipped++;
+			return PointerGetDatum(NULL);
 		}
 	}
 
