@@ -2,9 +2,9 @@
 """The docs suite of make test (test/run runs it after make demo's replay).
 
     check.py readme SRC
-        The SQL of the README's "Getting started" equals the lines that
+        The SQL of the README's "Getting started" equals each copy of it that
         sql/readme.sql runs between its markers (so the README shows what the
-        regression test runs).
+        regression test runs, and the test pastes it twice).
 
     check.py pictures GENERATED SRC/doc/img
         Each SVG that this run of the demo drew equals its copy committed
@@ -40,22 +40,23 @@ def readme(src):
         return 1
     with open(os.path.join(src, "sql", "readme.sql"), encoding="utf-8") as f:
         sql = f.read()
-    t = re.search(r"^-- getting-started: begin\n(.*?)^-- getting-started: end\n", sql, re.S | re.M)
-    if not t:
-        print("sql/readme.sql: no lines between -- getting-started: begin and end")
+    copies = re.findall(r"^-- getting-started: begin\n(.*?)^-- getting-started: end\n", sql, re.S | re.M)
+    if len(copies) < 2:
+        print("sql/readme.sql: the example must be run twice (two pairs of -- getting-started: markers)")
         return 1
-    if m.group(1) != t.group(1):
-        a, b = m.group(1).splitlines(), t.group(1).splitlines()
-        for i in range(max(len(a), len(b))):
-            la = a[i] if i < len(a) else "(none)"
-            lb = b[i] if i < len(b) else "(none)"
-            if la != lb:
-                print("README.md and sql/readme.sql differ at line %d of the example:" % (i + 1))
-                print("  README.md:      " + la)
-                print("  sql/readme.sql: " + lb)
-                break
-        return 1
-    print("README.md's Getting-started SQL is what sql/readme.sql runs")
+    for n, copy in enumerate(copies, 1):
+        if m.group(1) != copy:
+            a, b = m.group(1).splitlines(), copy.splitlines()
+            for i in range(max(len(a), len(b))):
+                la = a[i] if i < len(a) else "(none)"
+                lb = b[i] if i < len(b) else "(none)"
+                if la != lb:
+                    print("README.md and copy %d in sql/readme.sql differ at line %d of the example:" % (n, i + 1))
+                    print("  README.md:      " + la)
+                    print("  sql/readme.sql: " + lb)
+                    break
+            return 1
+    print("README.md's Getting-started SQL is what sql/readme.sql runs, %d times" % len(copies))
     return 0
 
 
