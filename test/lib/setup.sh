@@ -73,6 +73,13 @@ fence_missing_packages() {
 				command -v node >/dev/null 2>&1 || missing+=(nodejs)
 				command -v npm >/dev/null 2>&1 || missing+=(npm)
 				;;
+			# The Patroni test (test/t/063_patroni.pl): Patroni (which
+			# pulls in python3-etcd and python3-psycopg2) and etcd, whose
+			# server it starts on loopback itself; no etcdctl is needed.
+			patroni)
+				command -v patroni >/dev/null 2>&1 || missing+=(patroni)
+				command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+				;;
 		esac
 	done
 	printf '%s\n' "${missing[@]}"
