@@ -21,9 +21,10 @@
 #     the old primary, rewinds it, and it follows the new leader without the
 #     write.
 #   - synchronous_mode_strict turned off with both standbys gone: the leader
-#     hands out tokens no standby has; promoting a standby by hand then hands
-#     the same numbers out again, and fence_advance_tokens past the highest
-#     fence in the tables (plus a margin) restores the law (doc/ha.md).
+#     hands out tokens no standby has; Patroni promotes no standby on its
+#     own; promoting one by hand hands the same numbers out again, and
+#     fence_advance_tokens past the highest fence in the tables (plus a
+#     margin) restores the law (doc/ha.md).
 #
 # Skips when patroni or etcd is not installed (make test installs them as
 # root).  Everything it starts (etcd, three Patronis, their postgres) is
@@ -352,7 +353,7 @@ my @seen;    # every token any client got, in order of eras
 sub hold
 {
 	my ($key, $id, $owner) = @_;
-	my ($t, $state, $err) = mpsql(qq{
+	my ($t) = mpsql(qq{
 SELECT fence_try_lease('$key', '1 min', owner => '$owner') AS t \\gset
 UPDATE jobs SET result = 'by $owner', fence = :t WHERE id = $id;
 SELECT :t;});
