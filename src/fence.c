@@ -2,9 +2,10 @@
  *
  * fence.c
  *		Module entry point, and wiring only: defines the settings, installs
- *		the trigger's transaction callbacks, and when the library is in
- *		shared_preload_libraries, claims shared memory for the modules that
- *		need it and has them create or attach to it at startup.
+ *		the trigger's transaction callbacks and session.c's DISCARD ALL hook,
+ *		and when the library is in shared_preload_libraries, claims shared
+ *		memory for the modules that need it and has them create or attach to
+ *		it at startup.
  *
  * Nothing in here is called by another module; what every module needs
  * about the extension as a whole lives at the bottom, in extension.c.
@@ -34,6 +35,7 @@ _PG_init(void)
 {
 	FenceGucInit();
 	FenceEnforceInit();
+	FenceSessionInit();
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;

@@ -289,6 +289,7 @@ extern int	FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters);
 extern int	FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers);
 
 /* session.c */
+extern void FenceSessionInit(void);
 extern bool FenceSessionTokenInEffect(const char *lease_key, int keylen,
 									  FenceToken *token);
 extern void FenceSessionAcquire(const FenceLeaseRequest *req,
