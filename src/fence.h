@@ -73,6 +73,7 @@ extern int	fence_max_leases_per_role;
 extern bool fence_log_lease_waits;
 extern int	fence_max_breakers;
 extern void FenceGucInit(void);
+extern int	FenceMaxLeasesPerRole(void);
 
 /* token.c */
 extern Oid	FenceTokenTypeOid(void);

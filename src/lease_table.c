@@ -1598,9 +1598,9 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	FenceCounterReserveAhead();
 
 	/* superuser() reads the catalog: decide before any lock is taken. */
-	if (req->scope == FENCE_SCOPE_DETACHED && fence_max_leases_per_role > 0 &&
+	if (req->scope == FENCE_SCOPE_DETACHED && FenceMaxLeasesPerRole() > 0 &&
 		!superuser())
-		role_limit = fence_max_leases_per_role;
+		role_limit = FenceMaxLeasesPerRole();
 
 	PG_TRY();
 	{
@@ -1654,8 +1654,12 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 							(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 							 errmsg("role \"%s\" holds too many detached leases",
 									rolename),
+							 fence_max_leases_per_role >= 0 ?
 							 errdetail("The role holds %d detached leases; fence.max_leases_per_role is %d.",
-									   (int) role_limit_count, role_limit),
+									   (int) role_limit_count, role_limit) :
+							 errdetail("The role holds %d detached leases; fence.max_leases_per_role is -1, which allows %d with fence.max_leases at %d.",
+									   (int) role_limit_count, role_limit,
+									   fence_max_leases),
 							 errhint("Release detached leases that are no longer needed with fence_release(), or ask an administrator to raise fence.max_leases_per_role for this role.")));
 					break;
 				case STEP_LOST_RACE:
