@@ -83,5 +83,7 @@ fence_shmem_startup(void)
 	FenceBreakerShmemInit();
 	/* The sweep of dropped databases frees their breakers too. */
 	FenceStatsShareDatabases(FenceBreakerDatabases, FenceBreakerForgetDatabase);
+	/* Claiming a database slot runs that sweep when every slot is taken. */
+	FenceStatsSetSweep(FenceLeaseForgetDroppedDatabases);
 	LWLockRelease(AddinShmemInitLock);
 }

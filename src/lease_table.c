@@ -1587,14 +1587,13 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 		(void) lease_wait_event();
 
 	/*
-	 * Claim this database's statistics slot now, so that publishing a grant
-	 * under the partition lock below cannot fail; and see that the token
-	 * counter has a block ready, so that the grant need not drop the lock
-	 * to wait for one.
+	 * Claim this database's statistics slot now (sweeping dropped databases
+	 * if every slot is taken), so that publishing a grant under the
+	 * partition lock below cannot fail; and see that the token counter has
+	 * a block ready, so that the grant need not drop the lock to wait for
+	 * one.
 	 */
-	if (!FenceStatsHaveSlot())
-		(void) FenceLeaseForgetDroppedDatabases();
-	(void) FenceStatsPublishGrant(0);
+	FenceStatsClaimSlot();
 	FenceCounterReserveAhead();
 
 	/* superuser() reads the catalog: decide before any lock is taken. */

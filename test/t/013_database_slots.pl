@@ -12,6 +12,9 @@
 # dropped database (with fence.max_breakers = 16) go the same way: shown
 # with database NULL, freed by fence_break_dropped_databases() and when the
 # breaker table is full, before a 53400; a live database's are kept.
+# fence_advance_tokens() in a database without a slot frees a dropped
+# database's slot as a grant does, and fails with 54000 only when every slot
+# belongs to a database that exists.
 use strict;
 use warnings;
 
@@ -138,4 +141,34 @@ like($err, qr/HINT:.*fence\.max_breakers/, '... with a hint naming fence.max_bre
 unlike(slurp_file($node->logfile), qr/TRAP|terminated by signal/,
 	'no crash in the server log');
 $node->stop;
+
+# --- Every path that needs a slot frees dropped databases' slots first ---
+# fence_advance_tokens() in a database without a slot, with every slot
+# taken: 54000 while the databases holding them exist, success once one of
+# them is dropped, like a grant.
+my $n2 = fence_node('dbslots2', conf => "fence.max_databases = 3\n");
+sub sq2 { my ($db, $sql) = @_; return $n2->safe_psql($db, $sql); }
+
+sq2('postgres', q{CREATE DATABASE tmpl_fence});
+sq2('tmpl_fence', q{CREATE EXTENSION fence});
+sq2('postgres', q{SELECT fence_try_lease('p', '1 hour', owner => 'p')});
+for my $db ('full1', 'full2')
+{
+	sq2('postgres', "CREATE DATABASE $db TEMPLATE tmpl_fence");
+	sq2($db, q{SELECT fence_try_lease('f', '1 hour', owner => 'f')});
+}
+sq2('postgres', q{CREATE DATABASE adv TEMPLATE tmpl_fence});
+($state, $err) = sql_state($n2, 'adv', q{SELECT fence_advance_tokens(0)});
+is($state, '54000', 'fence_advance_tokens with every slot held by a live database: 54000');
+like($err, qr/DETAIL:.*still exists/, '... whose detail says why');
+sq2('postgres', q{DROP DATABASE full1});
+($state, $err) = sql_state($n2, 'adv', q{SELECT fence_advance_tokens(0) >= 0});
+is($state, '', "fence_advance_tokens takes a dropped database's slot")
+  or diag($err);
+is(sq2('adv', q{SELECT fence_try_lease('a', '1 hour', owner => 'a') > 0}), 't',
+	'... and the database then takes leases');
+
+unlike(slurp_file($n2->logfile), qr/TRAP|terminated by signal/,
+	'no crash in the server log');
+$n2->stop;
 done_testing();
