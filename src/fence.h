@@ -282,6 +282,7 @@ extern FenceLeaseStatus FenceLeaseGetStatusRole(Oid dbid, const char *key,
 												Oid *roleid);
 extern bool FenceLeaseStampHolds(const FenceLeaseStamp *stamp);
 extern int	FenceLeaseForgetDroppedDatabases(void);
+extern void FenceLeaseDatabaseDropping(Oid dbid);
 extern const char *FenceLeaseStatusName(FenceLeaseStatus status);
 extern const char *FenceLeaseScopeName(FenceLeaseScope scope);
 extern void FenceLeaseWakeWaiters(void);
