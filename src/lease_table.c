@@ -786,10 +786,10 @@ forget_database(Oid dbid)
 
 /*
  * Does database dbid exist now?  Read with a snapshot taken now: the
- * syscache, or the transaction's catalog snapshot behind it, may predate a
- * CREATE DATABASE that committed since (a repeatable-read transaction keeps
- * its catalog snapshot until an invalidation is read, and none is read
- * while pg_database's lock is held already).
+ * syscache, and the catalog snapshot behind it, are only as fresh as the
+ * invalidations this backend has read, and whether it read the one of a
+ * CREATE DATABASE that committed since depends on what it locked in
+ * between; a snapshot taken after our lock on the database object does not.
  */
 static bool
 database_exists_now(Oid dbid)

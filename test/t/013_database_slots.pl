@@ -157,9 +157,8 @@ is(sq2('adv', q{SELECT fence_try_lease('a', '1 hour', owner => 'a') > 0}), 't',
 
 # --- A sweep whose catalog snapshot predates a CREATE DATABASE ---
 # The sweeper's repeatable-read transaction looks at pg_database once, then
-# waits (on an advisory lock, which reads no invalidation) while a database
-# is created and takes a lease; its second sweep must not take the new
-# database for a dropped one.
+# waits on an advisory lock while a database is created and takes a lease;
+# its second sweep must not take the new database for a dropped one.
 sq2('postgres', q{DROP DATABASE full2; DROP DATABASE adv});
 sq2('postgres', q{SELECT fence_break_dropped_databases()});
 sq2('postgres', q{CREATE DATABASE bystander TEMPLATE tmpl_fence});
