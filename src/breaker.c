@@ -22,8 +22,10 @@
  * shared memory only: a server restart forgets every breaker (they come
  * back closed).
  *
- * A dropped database's breakers are freed by the lease table's sweep of
- * dropped databases (FenceLeaseForgetDroppedDatabases), which reaches them
+ * A dropped database's breakers are freed as its DROP DATABASE commits,
+ * with its leases (FenceLeaseDatabaseDropping), and should any be left, by
+ * the lease table's sweep of dropped databases
+ * (FenceLeaseForgetDroppedDatabases); both reach them
  * through stats.c (FenceBreakerDatabases and FenceBreakerForgetDatabase,
  * handed over by fence.c: lease_table.c is below this module).  The sweep
  * runs when this table is full, before a new breaker is refused, and behind

@@ -73,6 +73,7 @@ extern int	fence_max_leases_per_role;
 extern bool fence_log_lease_waits;
 extern int	fence_max_breakers;
 extern void FenceGucInit(void);
+extern int	FenceMaxLeasesPerRole(void);
 
 /* token.c */
 extern Oid	FenceTokenTypeOid(void);
@@ -130,7 +131,7 @@ extern void FenceStatsCount(FenceStat which);
 extern void FenceStatsAdd(FenceStat which, uint64 n);
 extern bool FenceStatsPublishGrant(FenceToken token);
 extern FenceCounterBlock *FenceStatsCounterBlock(bool missing_ok);
-extern bool FenceStatsHaveSlot(void);
+extern void FenceStatsClaimSlot(void);
 extern int	FenceStatsDatabases(Oid **dbids);
 extern void FenceStatsForgetDatabase(Oid dbid);
 
@@ -144,6 +145,14 @@ typedef int (*FenceDatabasesFn) (Oid **dbids);
 typedef int (*FenceForgetDatabaseFn) (Oid dbid);
 extern void FenceStatsShareDatabases(FenceDatabasesFn databases,
 									 FenceForgetDatabaseFn forget);
+
+/*
+ * The lease table's sweep of dropped databases (it frees their leases, then
+ * their slots through FenceStatsForgetDatabase), which claiming a slot runs
+ * when every slot is taken; fence.c hands it over.
+ */
+typedef int (*FenceSweepFn) (void);
+extern void FenceStatsSetSweep(FenceSweepFn sweep);
 
 /* counter.c */
 extern void FenceCounterBlockInit(FenceCounterBlock *block, bool reuse);
@@ -273,6 +282,7 @@ extern FenceLeaseStatus FenceLeaseGetStatusRole(Oid dbid, const char *key,
 												Oid *roleid);
 extern bool FenceLeaseStampHolds(const FenceLeaseStamp *stamp);
 extern int	FenceLeaseForgetDroppedDatabases(void);
+extern void FenceLeaseDatabaseDropping(Oid dbid);
 extern const char *FenceLeaseStatusName(FenceLeaseStatus status);
 extern const char *FenceLeaseScopeName(FenceLeaseScope scope);
 extern void FenceLeaseWakeWaiters(void);

@@ -13,7 +13,9 @@
  *
  * Databases get a slot on first use; there are fence.max_databases slots.
  * A dropped database's slot is given back (FenceStatsForgetDatabase) once
- * its leases are gone, so that databases that come and go (CI, tenants) do
+ * its leases are gone, by the lease table's sweep, which fence.c hands to
+ * FenceStatsSetSweep() so that claiming a slot can run it (lease_table.c is
+ * above this module), so that databases that come and go (CI, tenants) do
  * not use the slots up; a new database whose OID happens to be a dropped
  * one's must not inherit its high-water mark either.  Counters are atomics
  * and need no lock; claiming and freeing a slot take the "fence_databases"
@@ -84,6 +86,9 @@ static FenceCounterBlockInitFn init_counter_block = NULL;
 /* breaker.c's functions, which fence.c hands to FenceStatsShareDatabases. */
 static FenceDatabasesFn shared_databases = NULL;
 static FenceForgetDatabaseFn shared_forget_database = NULL;
+
+/* The lease table's sweep of dropped databases, which fence.c hands over. */
+static FenceSweepFn sweep_dropped = NULL;
 
 /* A slot as new: no database, no counts, no tokens. */
 static void
@@ -181,13 +186,32 @@ too_many_databases(void)
 }
 
 /*
- * Does this database have a slot?  Claims one if it can; false when every
- * slot is taken (the caller may free dropped databases' slots and retry).
+ * Claim this database's slot, or fail with 54000.  Every path that needs a
+ * slot comes here (or through FenceStatsCounterBlock(false)), so that the
+ * slots of dropped databases are freed, by the one sweep there is, before
+ * the error says that every slot belongs to a database that exists.  Needs
+ * a transaction (the sweep reads pg_database) and no LWLock held (the sweep
+ * takes the lease table's and ours).
  */
-bool
-FenceStatsHaveSlot(void)
+void
+FenceStatsClaimSlot(void)
 {
-	return get_my_slot() != NULL;
+	if (get_my_slot() != NULL || stats_shared == NULL)
+		return;
+	if (sweep_dropped != NULL)
+		(void) sweep_dropped();
+	if (get_my_slot() == NULL)
+		too_many_databases();
+}
+
+/*
+ * The lease table's sweep of dropped databases, for FenceStatsClaimSlot.
+ * Set at startup.
+ */
+void
+FenceStatsSetSweep(FenceSweepFn sweep)
+{
+	sweep_dropped = sweep;
 }
 
 /*
@@ -295,16 +319,17 @@ FenceStatsAdd(FenceStat which, uint64 n)
  * Record that "token" is about to be granted in this database.  Returns
  * false, changing nothing, if a larger token was granted already: the
  * caller must then take a fresh token.  Call it with the lease partition
- * lock held, right before the grant becomes visible.
+ * lock held, right before the grant becomes visible, after
+ * FenceStatsClaimSlot(): it neither claims nor sweeps under that lock.
  */
 bool
 FenceStatsPublishGrant(FenceToken token)
 {
-	FenceDbSlot *slot = get_my_slot();
+	FenceDbSlot *slot = my_slot;
 	uint64		seen;
 
 	if (slot == NULL)
-		too_many_databases();
+		elog(ERROR, "fence: a grant was published before its database's slot was claimed");
 
 	seen = pg_atomic_read_u64(&slot->max_granted);
 	while ((uint64) token > seen)
@@ -317,7 +342,9 @@ FenceStatsPublishGrant(FenceToken token)
 
 /*
  * This database's block of counter tokens (see counter.c).  With
- * missing_ok, NULL instead of an error when the database has no slot.
+ * missing_ok, NULL when the database has no slot and none is free, with no
+ * sweep (a caller may hold an LWLock); without it, the slot is claimed as
+ * FenceStatsClaimSlot() does, so the caller must hold no LWLock.
  */
 FenceCounterBlock *
 FenceStatsCounterBlock(bool missing_ok)
@@ -328,7 +355,8 @@ FenceStatsCounterBlock(bool missing_ok)
 	{
 		if (missing_ok)
 			return NULL;
-		too_many_databases();
+		FenceStatsClaimSlot();
+		slot = my_slot;
 	}
 	return &slot->counter_block;
 }
