@@ -36,15 +36,15 @@
  * under that lock and capped at fence.max_breakers, so the capacity is
  * exact even though a shared dynahash could borrow spare shared memory.
  *
- * Lock order: the breaker lock is never held while calling into the lease
- * table (which takes its partition locks and may do I/O for a token), nor
- * across an ereport.  Taking a probe is therefore three steps: decide under
- * the breaker lock that a probe is due, take the lease with no lock held,
- * then record the probe under the lock again if the breaker still wants
- * one (else give the lease back).  The other way round, the lease table's
- * sweep of dropped databases takes the breaker lock (through stats.c) with
- * none of its own locks held, and so never while this backend holds the
- * breaker lock.
+ * Lock order (fence.h has the whole list): the breaker lock is never held
+ * while calling into the lease table (which takes its partition locks and
+ * may do I/O for a token), nor across an ereport.  Taking a probe is
+ * therefore three steps: decide under the breaker lock that a probe is due,
+ * take the lease with no lock held, then record the probe under the lock
+ * again if the breaker still wants one (else give the lease back).  The
+ * other way round, the lease table's sweep of dropped databases takes the
+ * breaker lock (through stats.c) with none of its own locks held, and so
+ * never while this backend holds the breaker lock.
  *
  *-------------------------------------------------------------------------
  */

@@ -19,6 +19,33 @@
  *	guc.c			the fence.* settings
  *	extension.c		whether the library was preloaded; the extension's schema
  *
+ * Locks, in the order they may be taken: a lock further down the list may be
+ * taken while one above it is held, never the other way round.  The module
+ * that owns a lock says what it guards.
+ *
+ *	1. heavyweight locks: the token counter's sequence (counter.c, while it
+ *	   reserves one of the last blocks, and in fence_advance_tokens), a
+ *	   database object (lease_table.c's sweep of dropped databases, never
+ *	   waited for).  Never taken with an LWLock or a spinlock held.
+ *	2. "fence_breakers" (breaker.c).  Taken with no other lock of fence
+ *	   held, and nothing is taken while it is held: a breaker's probe is
+ *	   decided under it, taken as a lease with it released, and recorded
+ *	   under it again.
+ *	3. "fence_databases" (stats.c), to claim or free a database's slot.
+ *	   Taken with no partition lock held (a grant claims its slot before it
+ *	   locks a partition); nothing is taken while it is held.
+ *	4. one partition lock, "fence_leases" (lease_table.c); never two at
+ *	   once.  Held only over work that cannot wait or ERROR: never across a
+ *	   latch wait, palloc, the counter's refill (WAL flush, synchronous
+ *	   replication) or an ereport.
+ *	5. "fence_lease_roles" (lease_table.c), only inside a partition lock.
+ *	6. spinlocks, each held for a few instructions and never two at once:
+ *	   the lease table's free list, a database's token block (counter.c),
+ *	   the virtual clock (clock.c).
+ *
+ * PostgreSQL's SyncRepLock is read (shared, briefly) by the counter's refill,
+ * which runs with none of the above held.
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef FENCE_H

@@ -64,25 +64,23 @@
  * Slot size: 296 bytes (248 of them key and owner text), plus 2 to 4 bytes
  * of bucket array per slot.
  *
- * Locks, in the order they may be taken (a lock further down the list may
- * be taken while one above it is held, never the other way round):
+ * Locks: fence.h lists every lock of fence in the order they may be taken.
+ * Here, in that order:
  *
- *	1. one partition LWLock ("fence_leases").  Never two at once: reclaim,
- *	   the fence_leases snapshot and FenceLeaseWakeWaiters() take them one
- *	   after another, releasing each first.  Held only over work that cannot
- *	   wait or ERROR (acquire_step promises this); never across WaitLatch,
- *	   palloc, the counter's refill (FenceCounterNext: WAL, synchronous
- *	   replication) or reclaim_some().  stats.c's LWLock (claiming a
- *	   database's slot) is taken only with no partition lock held:
- *	   FenceLeaseAcquire claims the slot before it locks a partition.
- *	2. the role-count LWLock ("fence_lease_roles"), taken only inside
- *	   role_count_add() and role_count_sub(), which may run with a partition
- *	   lock held; nothing is taken while it is held, and a full hash makes
- *	   them return, never ERROR.
- *	3. spinlocks, each held for a few instructions and never two at once:
- *	   free_mutex (free_head, nfree and the "next" links of free slots);
- *	   the counter block's mutex (counter.c: issued, last, the spare block);
- *	   the virtual clock's mutex (clock.c, read by FenceNow()).
+ *	- one partition LWLock ("fence_leases").  Never two at once: reclaim,
+ *	  the fence_leases snapshot and FenceLeaseWakeWaiters() take them one
+ *	  after another, releasing each first.  Held only over work that cannot
+ *	  wait or ERROR (acquire_step promises this); never across WaitLatch,
+ *	  palloc, the counter's refill (FenceCounterNext: WAL, synchronous
+ *	  replication) or reclaim_some().  stats.c's LWLock (claiming a
+ *	  database's slot) is taken only with no partition lock held:
+ *	  FenceLeaseAcquire claims the slot before it locks a partition.
+ *	- the role-count LWLock ("fence_lease_roles"), taken only inside
+ *	  role_count_add() and role_count_sub(), which may run with a partition
+ *	  lock held; nothing is taken while it is held, and a full hash makes
+ *	  them return, never ERROR.
+ *	- free_mutex, a spinlock: free_head, nfree and the "next" links of free
+ *	  slots.
  *
  * What each lock guards:
  *	- the role-count lock: role_counts, the number of detached leases each
