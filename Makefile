@@ -21,7 +21,7 @@ OBJS = \
 	src/fence.o \
 	src/guc.o \
 	src/clock.o \
-	src/stats.o \
+	src/dbstate.o \
 	src/counter.o \
 	src/token.o \
 	src/lease_table.o \

@@ -26,7 +26,7 @@
  * with its leases (FenceLeaseDatabaseDropping), and should any be left, by
  * the lease table's sweep of dropped databases
  * (FenceLeaseForgetDroppedDatabases); both reach them
- * through stats.c (FenceBreakerDatabases and FenceBreakerForgetDatabase,
+ * through dbstate.c (FenceBreakerDatabases and FenceBreakerForgetDatabase,
  * handed over by fence.c: lease_table.c is below this module).  The sweep
  * runs when this table is full, before a new breaker is refused, and behind
  * fence_break_dropped_databases().
@@ -43,7 +43,7 @@
  * take the lease with no lock held, then record the probe under the lock
  * again if the breaker still wants one (else give the lease back).  The
  * other way round, the lease table's sweep of dropped databases takes the
- * breaker lock (through stats.c) with none of its own locks held, and so
+ * breaker lock (through dbstate.c) with none of its own locks held, and so
  * never while this backend holds the breaker lock.
  *
  *-------------------------------------------------------------------------
@@ -588,7 +588,7 @@ lock_breaker(const BreakerKey *key, int namelen, const BreakerConfig *config,
 		LWLockRelease(breaker_shared->lock);
 		if (swept)
 			report_table_full();
-		/* The lease table's sweep frees their breakers (through stats.c). */
+		/* The lease table's sweep frees their breakers (through dbstate.c). */
 		(void) FenceLeaseForgetDroppedDatabases();
 		swept = true;
 	}

@@ -81,10 +81,10 @@ fence_shmem_request(void)
 		prev_shmem_request_hook();
 
 	RequestAddinShmemSpace(add_size(FenceClockShmemSize(),
-									add_size(FenceStatsShmemSize(),
+									add_size(FenceDbShmemSize(),
 											 FenceLeaseShmemSize())));
 	RequestAddinShmemSpace(FenceBreakerShmemSize());
-	FenceStatsShmemRequest();
+	FenceDbShmemRequest();
 	FenceLeaseShmemRequest();
 	FenceBreakerShmemRequest();
 }
@@ -101,12 +101,12 @@ fence_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	FenceClockShmemInit();
-	FenceStatsShmemInit(FenceCounterBlockInit);
+	FenceDbShmemInit(FenceCounterBlockInit);
 	FenceLeaseShmemInit();
 	FenceBreakerShmemInit();
 	/* The sweep of dropped databases frees their breakers too. */
-	FenceStatsShareDatabases(FenceBreakerDatabases, FenceBreakerForgetDatabase);
+	FenceDbShareDatabases(FenceBreakerDatabases, FenceBreakerForgetDatabase);
 	/* Claiming a database slot runs that sweep when every slot is taken. */
-	FenceStatsSetSweep(FenceLeaseForgetDroppedDatabases);
+	FenceDbSetSweep(FenceLeaseForgetDroppedDatabases);
 	LWLockRelease(AddinShmemInitLock);
 }

@@ -14,7 +14,7 @@
  *	lease_table.c	the shared-memory lease table: grant, release, wait
  *	counter.c		the durable per-database token counter
  *	clock.c			the lease clock: real time, or the virtual test clock
- *	stats.c			per-database shared state: counters and high-water mark
+ *	dbstate.c		per-database shared state: slots, statistics, high-water mark
  *	token.c			the fence_token type
  *	guc.c			the fence.* settings
  *	extension.c		whether the library was preloaded; the extension's schema
@@ -31,7 +31,7 @@
  *	   held, and nothing is taken while it is held: a breaker's probe is
  *	   decided under it, taken as a lease with it released, and recorded
  *	   under it again.
- *	3. "fence_databases" (stats.c), to claim or free a database's slot.
+ *	3. "fence_databases" (dbstate.c), to claim or free a database's slot.
  *	   Taken with no partition lock held (a grant claims its slot before it
  *	   locks a partition); nothing is taken while it is held.
  *	4. one partition lock, "fence_leases" (lease_table.c); never two at
@@ -116,7 +116,7 @@ extern TimestampTz FenceClockSet(TimestampTz when);
 extern void FenceClockClear(void);
 extern TimestampTz FenceClockAdvance(int64 usecs);
 
-/* stats.c */
+/* dbstate.c */
 typedef enum FenceStat
 {
 	FENCE_STAT_GRANTS,
@@ -135,7 +135,7 @@ typedef enum FenceStat
 
 /*
  * The durable counter's block of reserved tokens in one database: counter.c's
- * (it initializes and uses it), kept in stats.c's per-database slot.  Tokens
+ * (it initializes and uses it), kept in dbstate.c's per-database slot.  Tokens
  * up to "last" are durable; those above "issued" are not handed out yet.
  */
 typedef struct FenceCounterBlock
@@ -149,18 +149,18 @@ typedef struct FenceCounterBlock
 	FenceToken	spare_last;		/* or spare_last = 0 */
 } FenceCounterBlock;
 
-extern void FenceStatsShmemRequest(void);
-extern Size FenceStatsShmemSize(void);
+extern void FenceDbShmemRequest(void);
+extern Size FenceDbShmemSize(void);
 /* counter.c's FenceCounterBlockInit; reuse: a slot given to another database */
 typedef void (*FenceCounterBlockInitFn) (FenceCounterBlock *block, bool reuse);
-extern void FenceStatsShmemInit(FenceCounterBlockInitFn init_block);
-extern void FenceStatsCount(FenceStat which);
-extern void FenceStatsAdd(FenceStat which, uint64 n);
-extern bool FenceStatsPublishGrant(FenceToken token);
-extern FenceCounterBlock *FenceStatsCounterBlock(bool missing_ok);
-extern void FenceStatsClaimSlot(void);
-extern int	FenceStatsDatabases(Oid **dbids);
-extern void FenceStatsForgetDatabase(Oid dbid);
+extern void FenceDbShmemInit(FenceCounterBlockInitFn init_block);
+extern void FenceDbCount(FenceStat which);
+extern void FenceDbAdd(FenceStat which, uint64 n);
+extern bool FenceDbPublishGrant(FenceToken token);
+extern FenceCounterBlock *FenceDbCounterBlock(bool missing_ok);
+extern void FenceDbClaimSlot(void);
+extern int	FenceDbDatabases(Oid **dbids);
+extern void FenceDbForgetDatabase(Oid dbid);
 
 /*
  * Per-database state that a module above keeps in shared memory of its own
@@ -170,16 +170,16 @@ extern void FenceStatsForgetDatabase(Oid dbid);
  */
 typedef int (*FenceDatabasesFn) (Oid **dbids);
 typedef int (*FenceForgetDatabaseFn) (Oid dbid);
-extern void FenceStatsShareDatabases(FenceDatabasesFn databases,
+extern void FenceDbShareDatabases(FenceDatabasesFn databases,
 									 FenceForgetDatabaseFn forget);
 
 /*
  * The lease table's sweep of dropped databases (it frees their leases, then
- * their slots through FenceStatsForgetDatabase), which claiming a slot runs
+ * their slots through FenceDbForgetDatabase), which claiming a slot runs
  * when every slot is taken; fence.c hands it over.
  */
 typedef int (*FenceSweepFn) (void);
-extern void FenceStatsSetSweep(FenceSweepFn sweep);
+extern void FenceDbSetSweep(FenceSweepFn sweep);
 
 /* counter.c */
 extern void FenceCounterBlockInit(FenceCounterBlock *block, bool reuse);

@@ -26,7 +26,7 @@
  * lock is held; when the block must be refilled all the same (I/O, may
  * ERROR), that happens with no LWLock held: decide under the partition
  * lock, drop it, take the token, then re-check and install under the lock.
- * FenceStatsPublishGrant() under the lock makes grants visible in token
+ * FenceDbPublishGrant() under the lock makes grants visible in token
  * order; a grant that lost that race takes a new token.  Tokens wasted by
  * lost races leave gaps, which the token law allows.
  *
@@ -72,7 +72,7 @@
  *	  after another, releasing each first.  Held only over work that cannot
  *	  wait or ERROR (acquire_step promises this); never across WaitLatch,
  *	  palloc, the counter's refill (FenceCounterNext: WAL, synchronous
- *	  replication) or reclaim_some().  stats.c's LWLock (claiming a
+ *	  replication) or reclaim_some().  dbstate.c's LWLock (claiming a
  *	  database's slot) is taken only with no partition lock held:
  *	  FenceLeaseAcquire claims the slot before it locks a partition.
  *	- the role-count LWLock ("fence_lease_roles"), taken only inside
@@ -105,7 +105,7 @@
  *	  never exceeds its permits, which change only while nothing holds or
  *	  awaits the key;
  *	- a proc is in at most one queue, and lease_waiters[proc].slot says which;
- *	- a held entry's token was published with FenceStatsPublishGrant()
+ *	- a held entry's token was published with FenceDbPublishGrant()
  *	  under the partition lock, so grants of a database appear in token
  *	  order; tokens only grow per key.
  *
@@ -778,7 +778,7 @@ forget_database(Oid dbid)
 	/* None of its backends is left to wait, so every entry goes. */
 	int			ended = reclaim_all(dbid);
 
-	FenceStatsForgetDatabase(dbid);
+	FenceDbForgetDatabase(dbid);
 	return ended;
 }
 
@@ -841,7 +841,7 @@ FenceLeaseForgetDroppedDatabases(void)
 
 	if (lease_shared == NULL)
 		return 0;
-	n = FenceStatsDatabases(&dbids);
+	n = FenceDbDatabases(&dbids);
 	for (int i = 0; i < n; i++)
 	{
 		LOCKTAG		tag;
@@ -1364,7 +1364,7 @@ prepare_grant(const FenceLeaseRequest *req, FenceToken *token, int role_limit,
 	count_it = req->scope == FENCE_SCOPE_DETACHED && !*same_role_detached;
 	if (count_it && !role_count_add(GetUserId(), role_limit, &role_limit_count))
 		return STEP_ROLE_LIMIT;
-	if (!FenceStatsPublishGrant(*token))
+	if (!FenceDbPublishGrant(*token))
 	{
 		if (count_it)
 			role_count_sub(GetUserId());
@@ -1714,7 +1714,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	 * a block ready, so that the grant need not drop the lock to wait for
 	 * one.
 	 */
-	FenceStatsClaimSlot();
+	FenceDbClaimSlot();
 	FenceCounterReserveAhead();
 
 	/* superuser() reads the catalog: decide before any lock is taken. */
@@ -1877,16 +1877,16 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	switch (grant->outcome)
 	{
 		case FENCE_ACQUIRE_GRANTED:
-			FenceStatsCount(FENCE_STAT_GRANTS);
+			FenceDbCount(FENCE_STAT_GRANTS);
 			if (grant->takeover)
-				FenceStatsCount(FENCE_STAT_TAKEOVERS);
+				FenceDbCount(FENCE_STAT_TAKEOVERS);
 			break;
 		case FENCE_ACQUIRE_EXTENDED:
-			FenceStatsCount(FENCE_STAT_RENEWALS);
+			FenceDbCount(FENCE_STAT_RENEWALS);
 			break;
 		case FENCE_ACQUIRE_REFUSED:
 		case FENCE_ACQUIRE_TIMED_OUT:
-			FenceStatsCount(FENCE_STAT_REFUSALS);
+			FenceDbCount(FENCE_STAT_REFUSALS);
 			break;
 		case FENCE_ACQUIRE_SCOPE_CONFLICT:
 		case FENCE_ACQUIRE_KIND_CONFLICT:
@@ -2060,7 +2060,7 @@ release_token(const char *key, int keylen, FenceToken token, bool check_holder)
 	LWLockRelease(lock);
 
 	if (released)
-		FenceStatsCount(FENCE_STAT_RELEASES);
+		FenceDbCount(FENCE_STAT_RELEASES);
 	return released;
 }
 
@@ -2099,7 +2099,7 @@ FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 	}
 	LWLockRelease(lock);
 
-	FenceStatsCount(renewed ? FENCE_STAT_RENEWALS : FENCE_STAT_RENEWALS_FAILED);
+	FenceDbCount(renewed ? FENCE_STAT_RENEWALS : FENCE_STAT_RENEWALS_FAILED);
 	return renewed;
 }
 
@@ -2141,7 +2141,7 @@ FenceLeaseBreak(const char *key, int keylen, FenceToken *token)
 	LWLockRelease(lock);
 
 	if (broken)
-		FenceStatsCount(FENCE_STAT_RELEASES);
+		FenceDbCount(FENCE_STAT_RELEASES);
 	return broken;
 }
 
