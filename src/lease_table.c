@@ -1672,6 +1672,61 @@ ms_until(TimestampTz until, TimestampTz now)
 }
 
 /*
+ * FenceLeaseAcquire's wait: the grant was refused (STEP_REFUSED) or held
+ * back by the restart grace (STEP_GRACE), and the request waits.  Sleeps
+ * until the latch is set (a holder let go, a waiter ahead left, the clock
+ * moved), until wake_at (the lease's expiry in real time, or the grace's
+ * end), or until the request's deadline; logs the wait once, after
+ * deadlock_timeout, as log_lock_waits does.  Returns false if the deadline
+ * has passed (the caller gives up), true to try again.  No lock held; may
+ * ERROR (an interrupt).
+ */
+static bool
+wait_for_turn(const FenceLeaseRequest *req, AcquireStep step,
+			  TimestampTz wake_at)
+{
+	TimestampTz real_now = GetCurrentTimestamp();
+	long		timeout_ms = -1;
+
+	if (wait_started == 0)
+		wait_started = real_now;
+	if (step == STEP_GRACE)
+		timeout_ms = ms_until(wake_at, real_now);
+	else if (wake_at != 0 && !FenceClockIsVirtual())
+		timeout_ms = ms_until(wake_at, FenceNow());
+	if (req->has_deadline)
+	{
+		long		left;
+
+		if (real_now >= req->deadline)
+			return false;
+		left = ms_until(req->deadline, real_now);
+		if (timeout_ms < 0 || left < timeout_ms)
+			timeout_ms = left;
+	}
+	if (fence_log_lease_waits && !wait_logged)
+	{
+		TimestampTz log_at = lease_deadline(wait_started,
+											(int64) DeadlockTimeout * 1000);
+
+		if (real_now >= log_at)
+		{
+			log_still_waiting(req, step);
+			wait_logged = true;
+		}
+		else if (timeout_ms < 0 || ms_until(log_at, real_now) < timeout_ms)
+			timeout_ms = ms_until(log_at, real_now);
+	}
+	(void) WaitLatch(MyLatch,
+					 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+					 (timeout_ms >= 0 ? WL_TIMEOUT : 0),
+					 timeout_ms, lease_wait_event());
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+/*
  * Take the lease for this backend (session or transaction scope) or for
  * req->owner (detached scope), or extend it if the caller already holds
  * it.  With req->wait, queue up until granted, the deadline, or an error
@@ -1733,8 +1788,6 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 		{
 			AcquireStep step;
 			TimestampTz wake_at;
-			long		timeout_ms = -1;
-			TimestampTz real_now;
 
 			LWLockAcquire(lock, LW_EXCLUSIVE);
 			step = acquire_step(req, hash, token, role_limit, grant, &wake_at);
@@ -1798,52 +1851,15 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 					/* A token taken for a grant that did not happen is stale. */
 					token = 0;
 					if (!req->wait)
-					{
 						grant->outcome = FENCE_ACQUIRE_REFUSED;
-						break;
-					}
-					real_now = GetCurrentTimestamp();
-					if (wait_started == 0)
-						wait_started = real_now;
-					if (step == STEP_GRACE)
-						timeout_ms = ms_until(wake_at, real_now);
-					else if (wake_at != 0 && !FenceClockIsVirtual())
-						timeout_ms = ms_until(wake_at, FenceNow());
-					if (req->has_deadline)
+					else if (!wait_for_turn(req, step, wake_at))
 					{
-						long		left;
-
-						if (real_now >= req->deadline)
-						{
-							cancel_wait();
-							grant->outcome = FENCE_ACQUIRE_TIMED_OUT;
-							break;
-						}
-						left = ms_until(req->deadline, real_now);
-						if (timeout_ms < 0 || left < timeout_ms)
-							timeout_ms = left;
+						cancel_wait();
+						grant->outcome = FENCE_ACQUIRE_TIMED_OUT;
 					}
-					/* Like log_lock_waits: once, after deadlock_timeout. */
-					if (fence_log_lease_waits && !wait_logged)
-					{
-						TimestampTz log_at = lease_deadline(wait_started,
-															(int64) DeadlockTimeout * 1000);
-
-						if (real_now >= log_at)
-						{
-							log_still_waiting(req, step);
-							wait_logged = true;
-						}
-						else if (timeout_ms < 0 || ms_until(log_at, real_now) < timeout_ms)
-							timeout_ms = ms_until(log_at, real_now);
-					}
-					(void) WaitLatch(MyLatch,
-									 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
-									 (timeout_ms >= 0 ? WL_TIMEOUT : 0),
-									 timeout_ms, lease_wait_event());
-					ResetLatch(MyLatch);
-					CHECK_FOR_INTERRUPTS();
-					continue;
+					else
+						continue;
+					break;
 			}
 			break;
 		}
