@@ -27,7 +27,10 @@ OBJS = \
 	src/lease_table.o \
 	src/session.o \
 	src/lease_sql.o \
+	src/enforce_cache.o \
+	src/enforce_commit.o \
 	src/enforce.o \
+	src/protect.o \
 	src/extension.o \
 	src/breaker.o
 
@@ -85,6 +88,7 @@ all install installcheck:
 endif
 
 $(OBJS): src/fence.h
+src/enforce_cache.o src/enforce_commit.o src/enforce.o src/protect.o: src/enforce.h
 
 # An out-of-tree (VPATH) build, such as Debian's pg_buildext runs in
 # build-<version>/, writes the objects under src/ of the build directory and

@@ -37,7 +37,7 @@
  * Per-trigger cache, in TopMemoryContext.  enforce_rels lists each table's
  * entries, so that an invalidation finds them without a scan of the whole
  * cache.  An invalidated entry stays (a trigger call may be reading it)
- * until the transaction ends, when enforce_sweep() frees it: a dropped
+ * until the transaction ends, when FenceEnforceCacheSweep() frees it: a dropped
  * trigger leaves nothing behind, and a live one is parsed again at its next
  * write.  A context an entry was rebuilt out of waits in the graveyard for
  * the same sweep.
@@ -52,25 +52,23 @@ static HTAB *enforce_cache = NULL;
 static HTAB *enforce_rels = NULL;
 static MemoryContext enforce_cache_cxt = NULL;
 static MemoryContext enforce_graveyard_cxt = NULL;
-static bool enforce_garbage = false;	/* something for enforce_sweep() */
+static bool enforce_garbage = false;	/* something for FenceEnforceCacheSweep() */
 
 static void enforce_relcache_callback(Datum arg, Oid relid);
-static void enforce_cache_xact_callback(XactEvent event, void *arg);
 
 /*
  * Called through FenceEnforceInit() in every process that loads the
- * library: the callbacks are per process.
+ * library: the callback is per process.
  */
 void
 FenceEnforceCacheInit(void)
 {
 	CacheRegisterRelcacheCallback(enforce_relcache_callback, (Datum) 0);
-	RegisterXactCallback(enforce_cache_xact_callback, NULL);
 }
 
 /*
  * A table's definition or triggers changed: its triggers must be parsed
- * again.  Only marks entries (no allocation, no error): enforce_sweep()
+ * again.  Only marks entries (no allocation, no error): FenceEnforceCacheSweep()
  * frees them when the transaction ends, so a trigger call in progress never
  * loses what it is reading.
  */
@@ -107,8 +105,8 @@ enforce_relcache_callback(Datum arg, Oid relid)
  * and the contexts entries were rebuilt out of.  Runs at transaction end,
  * when no trigger call is in progress.
  */
-static void
-enforce_sweep(void)
+void
+FenceEnforceCacheSweep(void)
 {
 	HASH_SEQ_STATUS status;
 	EnforceTrigger *et;
@@ -140,24 +138,6 @@ enforce_sweep(void)
 	}
 	MemoryContextReset(enforce_graveyard_cxt);
 	enforce_garbage = false;
-}
-
-/* At the end of a transaction, free what it invalidated. */
-static void
-enforce_cache_xact_callback(XactEvent event, void *arg)
-{
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PREPARE:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PARALLEL_ABORT:
-			enforce_sweep();
-			break;
-		default:
-			break;
-	}
 }
 
 /* ----------------------------------------------------------------

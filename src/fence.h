@@ -7,7 +7,10 @@
  * Modules, top to bottom (a module calls only modules below it):
  *
  *	fence.c			_PG_init and the shared-memory hooks; wires the rest
- *	enforce.c		the fence_enforce() trigger and its COMMIT-time check
+ *	protect.c		fence_protect(), fence_unprotect(): the trigger made and dropped
+ *	enforce.c		the fence_enforce() trigger: the rule for each row, moved rows
+ *	enforce_commit.c	strict mode's lease checks, at each write and at COMMIT
+ *	enforce_cache.c	the trigger's arguments, checked, parsed and cached
  *	breaker.c		shared circuit breakers; a probe is a lease
  *	lease_sql.c		SQL-callable lease functions, views and clock controls
  *	session.c		what this backend holds, the token in effect, clean-up
@@ -335,6 +338,26 @@ extern bool FenceSessionRelease(const char *key, int keylen, FenceToken token);
 extern bool FenceSessionBreak(const char *key, int keylen, FenceToken *token);
 extern void FenceSessionUseToken(FenceToken token, const char *key,
 								 int keylen);
+
+/* enforce_cache.c (the types are in enforce.h, for the trigger's files) */
+typedef struct EnforceConfig EnforceConfig;
+typedef struct EnforceTrigger EnforceTrigger;
+struct RelationData;
+struct TriggerData;
+extern void FenceEnforceCacheInit(void);
+extern void FenceEnforceCacheSweep(void);
+extern EnforceTrigger *FenceEnforceGetTrigger(FunctionCallInfo fcinfo,
+											  struct TriggerData *trigdata);
+extern void FenceEnforceParseArgs(struct RelationData *rel, int nargs,
+								  char **args, EnforceConfig *cfg);
+extern void FenceEnforceRefuseLaterTriggers(struct RelationData *rel,
+											const char *tgname, int16 events,
+											Oid fence_foid);
+
+/* enforce_commit.c */
+extern void FenceEnforceCommitInit(void);
+extern FenceLeaseStatus FenceStrictCheck(const char *key, int keylen,
+										 FenceToken token, Oid relid);
 
 /* enforce.c */
 extern void FenceEnforceInit(void);
