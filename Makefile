@@ -24,6 +24,7 @@ OBJS = \
 	src/lease_table.o \
 	src/session.o \
 	src/lease_sql.o \
+	src/citus.o \
 	src/enforce.o \
 	src/extension.o \
 	src/breaker.o

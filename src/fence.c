@@ -34,6 +34,7 @@ _PG_init(void)
 {
 	FenceGucInit();
 	FenceEnforceInit();
+	FenceCitusInit();
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
