@@ -138,6 +138,8 @@ is($state, 'LF001', 'stale session lease: DELETE rejected on the worker');
 (undef, $state) = run($a, "BEGIN; UPDATE jobs SET result = 'stale'; COMMIT;");
 is($state, 'LF001', 'stale session lease: multi-shard UPDATE rejected');
 my $c = session();
+(undef, $state) = run($c, "UPDATE jobs SET result = 'stale', fence = $ta WHERE id = 7");
+is($state, 'LF001', 'a stale token in the statement is rejected on the worker, in autocommit');
 (undef, $state) = run($c, "BEGIN; SELECT fence_use_token($ta); UPDATE jobs SET result = 'stale' WHERE id = 7; COMMIT;");
 is($state, 'LF001', 'stale fence_use_token: rejected on the worker');
 (undef, $state) = run($c, "BEGIN; UPDATE jobs SET result = 'c' WHERE id = 8; SELECT fence_use_token($ta); UPDATE jobs SET result = 'stale' WHERE id = 7; COMMIT;");
