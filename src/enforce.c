@@ -1852,7 +1852,7 @@ check_strict_writes(void)
 			char	   *relname = get_rel_name(w->relid);
 
 			hash_seq_term(&status);
-			FenceStatsCount(FENCE_STAT_COMMITS_ABORTED);
+			FenceDbCount(FENCE_STAT_COMMITS_ABORTED);
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 					 errmsg("cannot commit: lease \"%.*s\" was lost after this transaction wrote under it",
@@ -1895,9 +1895,9 @@ enforce_xact_callback(XactEvent event, void *arg)
 			forget_strict_writes();
 			move_memo_forget_all();
 			enforce_sweep();
-			FenceStatsAdd(FENCE_STAT_WRITES_ACCEPTED, count_accepted);
-			FenceStatsAdd(FENCE_STAT_WRITES_REJECTED, count_rejected);
-			FenceStatsAdd(FENCE_STAT_WRITES_SKIPPED, count_skipped);
+			FenceDbAdd(FENCE_STAT_WRITES_ACCEPTED, count_accepted);
+			FenceDbAdd(FENCE_STAT_WRITES_REJECTED, count_rejected);
+			FenceDbAdd(FENCE_STAT_WRITES_SKIPPED, count_skipped);
 			count_accepted = count_rejected = count_skipped = 0;
 			break;
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:

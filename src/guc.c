@@ -21,7 +21,7 @@ int			fence_max_ttl_s = 86400;
 bool		fence_test_clock = false;
 int			fence_restart_grace_ms = 0;
 int			fence_max_databases = 1024;
-int			fence_max_leases_per_role = 1000;
+int			fence_max_leases_per_role = -1;
 bool		fence_log_lease_waits = false;
 int			fence_max_breakers = 1024;
 char	   *fence_carried_tokens = NULL;
@@ -237,13 +237,15 @@ FenceGucInit(void)
 	/*
 	 * Superuser-settable, so that an administrator can give one role a
 	 * different limit (ALTER ROLE ... SET) and a role cannot raise its own.
+	 * The default, -1, follows fence.max_leases (FenceMaxLeasesPerRole): a
+	 * fixed number would cap a large table but not a small one.
 	 */
 	DefineCustomIntVariable("fence.max_leases_per_role",
-							"Most detached leases one role may hold at a time (0: no limit).",
+							"Most detached leases one role may hold at a time (0: no limit; -1: 1000, or a quarter of fence.max_leases if less).",
 							"Detached leases outlive their sessions; the limit keeps one role from filling the lease table.  Superusers are not limited.",
 							&fence_max_leases_per_role,
-							1000,
-							0,
+							-1,
+							-1,
 							INT_MAX,
 							PGC_SUSET,
 							0,
@@ -284,4 +286,18 @@ FenceGucInit(void)
 							   check_carried_tokens, assign_carried_tokens, NULL);
 
 	MarkGUCPrefixReserved("fence");
+}
+
+/*
+ * The number of detached leases one role may hold, fence.max_leases_per_role
+ * resolved: 0 for no limit.  Its default, -1, is 1000, or a quarter of the
+ * lease table when that is less, so that no single role can fill a table of
+ * any size and every table leaves room for at least three other roles.
+ */
+int
+FenceMaxLeasesPerRole(void)
+{
+	if (fence_max_leases_per_role >= 0)
+		return fence_max_leases_per_role;
+	return Min(1000, Max(fence_max_leases / 4, 1));
 }

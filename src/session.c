@@ -9,7 +9,7 @@
  * purpose: a worker that lost its lease must stay fenced with its old
  * token, never become an unfenced writer.  It is forgotten only when this
  * backend releases that lease, when a transaction lease's transaction (or
- * savepoint) ends, and with the session.
+ * savepoint) ends, and with the session (its end, or DISCARD ALL).
  *
  * The token in effect for a write guarded by lease K:
  *	1. the latest fence_use_token(token, K) of this transaction;
@@ -32,13 +32,20 @@
  * grant can never be left unrecorded (and so never leaked): clean-up at
  * COMMIT/ROLLBACK, savepoint rollback and backend exit finds everything.
  *
+ * DISCARD ALL ends the session's hold as backend exit does: a session
+ * pooler runs it between clients (PgBouncer's server_reset_query), and
+ * the next client must not inherit the leases or the token in effect of
+ * the last one, just as it does not inherit its advisory locks.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/xact.h"
 #include "lib/ilist.h"
+#include "nodes/parsenodes.h"
 #include "storage/ipc.h"
+#include "tcop/utility.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -77,11 +84,31 @@ static int	max_overrides = 0;
 
 static bool callbacks_registered = false;
 
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
 static void session_xact_callback(XactEvent event, void *arg);
 static void session_subxact_callback(SubXactEvent event,
 									 SubTransactionId mySubid,
 									 SubTransactionId parentSubid, void *arg);
 static void session_exit_callback(int code, Datum arg);
+static void session_end(void);
+static void session_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+								   bool readOnlyTree,
+								   ProcessUtilityContext context,
+								   ParamListInfo params,
+								   QueryEnvironment *queryEnv,
+								   DestReceiver *dest, QueryCompletion *qc);
+
+/*
+ * Called from _PG_init in every process that loads the library (preloaded
+ * or not): the hook is per process.
+ */
+void
+FenceSessionInit(void)
+{
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = session_ProcessUtility;
+}
 
 static void
 session_init(void)
@@ -590,17 +617,20 @@ session_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 }
 
 /*
- * Backend exit: release the session and transaction leases this backend
- * holds (those it still holds: a release with a superseded token changes
- * nothing).  Detached leases stay.  (A wait in progress is lease_table.c's
- * to undo, in its own exit callback.)
+ * The end of the session's hold, at backend exit and at DISCARD ALL:
+ * release the session and transaction leases this backend holds (those it
+ * still holds: a release with a superseded token changes nothing) and
+ * forget every remembered token, detached leases' too.  Detached leases
+ * stay: they belong to their owner name, not to the session.  Must not
+ * ERROR (FenceLeaseRelease does not).
  */
 static void
-session_exit_callback(int code, Datum arg)
+session_end(void)
 {
 	HASH_SEQ_STATUS status;
 	SessionLease *entry;
 
+	n_overrides = 0;
 	if (session_leases == NULL)
 		return;
 
@@ -615,5 +645,47 @@ session_exit_callback(int code, Datum arg)
 	dlist_init(&xact_leases);
 	latest_known = true;
 	latest_exists = false;
-	n_overrides = 0;
+}
+
+/*
+ * Backend exit.  (A wait in progress is lease_table.c's to undo, in its own
+ * exit callback.)
+ */
+static void
+session_exit_callback(int code, Datum arg)
+{
+	session_end();
+}
+
+/*
+ * DISCARD ALL ends the session's hold once it has succeeded: it refuses to
+ * run in a transaction block (so no transaction lease or fence_use_token
+ * can be in effect then), and a DISCARD ALL that failed must leave
+ * everything as it was.  Advisory locks are released the same way, at
+ * once and not undone by the transaction's fate.
+ *
+ * The other forms do nothing here: DISCARD PLANS, SEQUENCES and TEMP each
+ * drop one cache or kind of object and leave the session itself (its
+ * settings, prepared statements and advisory locks) alone; a lease is the
+ * session's, like an advisory lock.
+ */
+static void
+session_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					   bool readOnlyTree, ProcessUtilityContext context,
+					   ParamListInfo params, QueryEnvironment *queryEnv,
+					   DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	bool		discard_all = IsA(parsetree, DiscardStmt) &&
+		((DiscardStmt *) parsetree)->target == DISCARD_ALL;
+
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	if (discard_all)
+		session_end();
 }

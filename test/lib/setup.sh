@@ -196,7 +196,7 @@ fence_setup() {
 	# What the package and layering tests read.
 	mkdir -p "$FENCE_COPY/src"
 	cp -a "$FENCE_SRC"/src/*.c "$FENCE_SRC"/src/*.h "$FENCE_SRC/src/sql" "$FENCE_COPY/src/"
-	cp -a "$FENCE_SRC/fence.control" "$FENCE_SRC/META.json" "$FENCE_SRC/LICENSE" \
+	cp -a "$FENCE_SRC/fence.control" "$FENCE_SRC/META.json" "$FENCE_SRC/LICENSE" "$FENCE_SRC/README.md" \
 		"$FENCE_SRC/CHANGELOG.md" "$FENCE_COPY/" 2>/dev/null
 
 	if [ "$(id -u)" -eq 0 ]; then
