@@ -27,6 +27,7 @@ OBJS = \
 	src/lease_table.o \
 	src/session.o \
 	src/lease_sql.o \
+	src/citus.o \
 	src/enforce_cache.o \
 	src/enforce_commit.o \
 	src/enforce.o \

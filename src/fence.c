@@ -41,6 +41,7 @@ _PG_init(void)
 	FenceGucInit();
 	FenceEnforceInit();
 	FenceSessionInit();
+	FenceCitusInit();
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;

@@ -13,6 +13,7 @@
  *	enforce_cache.c	the trigger's arguments, checked, parsed and cached
  *	breaker.c		shared circuit breakers; a probe is a lease
  *	lease_sql.c		SQL-callable lease functions, views and clock controls
+ *	citus.c			Citus: the token in effect carried to the worker nodes
  *	session.c		what this backend holds, the token in effect, clean-up
  *	lease_table.c	the shared-memory lease table: grant, release, wait
  *	counter.c		the durable per-database token counter
@@ -58,6 +59,7 @@
 
 #include "datatype/timestamp.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "storage/spin.h"
 
 /*
@@ -93,6 +95,27 @@ extern bool fence_preloaded;
 extern void FenceRequirePreload(void);
 extern Oid	FenceExtensionSchema(void);
 
+/*
+ * The token in effect that a Citus coordinator carried to this session (see
+ * guc.c's fence.carried_tokens): a parsed list of items.  kind is 'U' (the
+ * latest fence_use_token), 'u' (the latest without a lease name), 'k' (the
+ * latest with lease name key) or 'l' (a lease the coordinator's session
+ * remembers).
+ */
+typedef struct FenceCarriedItem
+{
+	char		kind;
+	FenceToken	token;
+	int			keylen;
+	const char *key;			/* 'k' and 'l'; not NUL-ended */
+} FenceCarriedItem;
+
+typedef struct FenceCarried
+{
+	int			n;
+	FenceCarriedItem items[FLEXIBLE_ARRAY_MEMBER];
+} FenceCarried;
+
 /* guc.c */
 extern int	fence_max_leases;
 extern int	fence_max_ttl_s;
@@ -102,8 +125,12 @@ extern int	fence_max_databases;
 extern int	fence_max_leases_per_role;
 extern bool fence_log_lease_waits;
 extern int	fence_max_breakers;
+extern char *fence_carried_tokens;
+extern const FenceCarried *fence_carried;
 extern void FenceGucInit(void);
 extern int	FenceMaxLeasesPerRole(void);
+extern void FenceCarriedAppend(StringInfo buf, char kind, FenceToken token,
+							   const char *key, int keylen);
 
 /* token.c */
 extern Oid	FenceTokenTypeOid(void);
@@ -338,6 +365,20 @@ extern bool FenceSessionRelease(const char *key, int keylen, FenceToken token);
 extern bool FenceSessionBreak(const char *key, int keylen, FenceToken *token);
 extern void FenceSessionUseToken(FenceToken token, const char *key,
 								 int keylen);
+extern void FenceSessionCarryState(StringInfo buf);
+
+/* citus.c */
+typedef enum FenceCitusTable
+{
+	CITUS_TABLE_NONE,			/* not a Citus table, or no Citus here */
+	CITUS_TABLE_DISTRIBUTED,	/* shards on the worker nodes */
+	CITUS_TABLE_REFERENCE,		/* a copy on every node */
+	CITUS_TABLE_LOCAL			/* a Citus local table: on the coordinator */
+} FenceCitusTable;
+
+extern void FenceCitusInit(void);
+extern FenceCitusTable FenceCitusTableKind(Oid relid);
+extern void FenceCitusCheckProtect(Oid relid, bool strict);
 
 /* enforce_cache.c (the types are in enforce.h, for the trigger's files) */
 typedef struct EnforceConfig EnforceConfig;

@@ -198,6 +198,7 @@ fence_protect(PG_FUNCTION_ARGS)
 	FenceEnforceParseArgs(rel, nargs, args, &cfg);
 	relation_close(rel, NoLock);
 	refuse_child_trigger(relid, true);
+	FenceCitusCheckProtect(relid, strict);
 
 	nspoid = FenceExtensionSchema();
 	if (!OidIsValid(nspoid))

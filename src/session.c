@@ -21,6 +21,13 @@
  * without a key), else 4.  fence_use_token settings follow the transaction
  * like SET LOCAL: rolling back a savepoint undoes those made inside it.
  *
+ * A session with none of these uses the token in effect carried to it
+ * (fence.carried_tokens): on a Citus worker node, the shard writes of a
+ * coordinator's statement run in backends of their own, and the coordinator
+ * carries its session's state to them (citus.c).  The carried state holds
+ * everything the rule above reads, so the same rule over it gives the
+ * coordinator's answer for any lease name.
+ *
  * Memory is prepared before a grant becomes visible in shared memory, so a
  * grant can never be left unrecorded (and so never leaked): clean-up at
  * COMMIT/ROLLBACK, savepoint rollback and backend exit finds everything.
@@ -357,13 +364,9 @@ recompute_latest(void)
 	latest_known = true;
 }
 
-/*
- * The token a fenced write by this session carries now, for a table
- * guarded by lease_key (NULL: the trigger names no lease).  False if there
- * is none.  Cheap: the trigger calls it for every row.
- */
-bool
-FenceSessionTokenInEffect(const char *lease_key, int keylen, FenceToken *token)
+/* The session's own token in effect (FenceSessionTokenInEffect). */
+static bool
+own_token_in_effect(const char *lease_key, int keylen, FenceToken *token)
 {
 	SessionLease *entry;
 
@@ -409,6 +412,127 @@ FenceSessionTokenInEffect(const char *lease_key, int keylen, FenceToken *token)
 		return false;
 	*token = latest_token;
 	return true;
+}
+
+/*
+ * The rule of the header comment over the state a coordinator carried: the
+ * same steps as own_token_in_effect(), in the same order.
+ */
+static bool
+carried_token_in_effect(const FenceCarried *carried, const char *lease_key,
+						int keylen, FenceToken *token)
+{
+	const FenceCarriedItem *any_override = NULL;
+	const FenceCarriedItem *unkeyed = NULL;
+	const FenceCarriedItem *keyed = NULL;
+	const FenceCarriedItem *lease = NULL;
+	bool		have_latest = false;
+	FenceToken	latest = 0;
+
+	for (int i = 0; i < carried->n; i++)
+	{
+		const FenceCarriedItem *item = &carried->items[i];
+		bool		same_key = lease_key != NULL && item->keylen == keylen &&
+			memcmp(item->key, lease_key, keylen) == 0;
+
+		switch (item->kind)
+		{
+			case 'U':
+				any_override = item;
+				break;
+			case 'u':
+				unkeyed = item;
+				break;
+			case 'k':
+				if (same_key)
+					keyed = item;
+				break;
+			case 'l':
+				if (same_key)
+					lease = item;
+				if (!have_latest || item->token > latest)
+					latest = item->token;
+				have_latest = true;
+				break;
+		}
+	}
+
+	if (lease_key == NULL && any_override != NULL)
+		*token = any_override->token;
+	else if (keyed != NULL)
+		*token = keyed->token;
+	else if (unkeyed != NULL)
+		*token = unkeyed->token;
+	else if (lease != NULL)
+		*token = lease->token;
+	else if (have_latest)
+		*token = latest;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * The token a fenced write by this session carries now, for a table
+ * guarded by lease_key (NULL: the trigger names no lease).  False if there
+ * is none.  Cheap: the trigger calls it for every row.
+ */
+bool
+FenceSessionTokenInEffect(const char *lease_key, int keylen, FenceToken *token)
+{
+	if (own_token_in_effect(lease_key, keylen, token))
+		return true;
+	if (fence_carried == NULL)
+		return false;
+	return carried_token_in_effect(fence_carried, lease_key, keylen, token);
+}
+
+/*
+ * This session's own token in effect, as fence.carried_tokens spells it
+ * (see guc.c), appended to buf; nothing if the session has none.  Each
+ * key's latest fence_use_token only, and every remembered lease.
+ */
+void
+FenceSessionCarryState(StringInfo buf)
+{
+	if (n_overrides > 0)
+	{
+		FenceCarriedAppend(buf, 'U', overrides[n_overrides - 1].token, NULL, 0);
+		for (int i = n_overrides - 1; i >= 0; i--)
+		{
+			if (!overrides[i].has_key)
+			{
+				FenceCarriedAppend(buf, 'u', overrides[i].token, NULL, 0);
+				break;
+			}
+		}
+		for (int i = n_overrides - 1; i >= 0; i--)
+		{
+			bool		later = false;
+
+			if (!overrides[i].has_key)
+				continue;
+			for (int j = i + 1; j < n_overrides && !later; j++)
+				later = overrides[j].has_key &&
+					strcmp(overrides[j].key, overrides[i].key) == 0;
+			if (!later)
+				FenceCarriedAppend(buf, 'k', overrides[i].token,
+								   overrides[i].key, strlen(overrides[i].key));
+		}
+	}
+	if (session_leases != NULL)
+	{
+		HASH_SEQ_STATUS status;
+		SessionLease *entry;
+
+		hash_seq_init(&status, session_leases);
+		while ((entry = hash_seq_search(&status)) != NULL)
+		{
+			if (entry->scope != FENCE_SCOPE_NONE)
+				FenceCarriedAppend(buf, 'l', entry->token,
+								   entry->key, strlen(entry->key));
+		}
+	}
 }
 
 /*

@@ -204,3 +204,27 @@ fence_setup() {
 	fi
 	export FENCE_SRC FENCE_WORK FENCE_BIN FENCE_PGXS FENCE_COPY FENCE_PG_MAJOR
 }
+
+# Citus for test/t/064_citus.pl, installed into the staged PostgreSQL when
+# that test runs: built once per machine by test/lib/citusbuild.sh (as root
+# it installs libkrb5-dev first), from ../shared/citus/ beside the checkout
+# (FENCE_CITUS_TARBALL overrides).  The cluster runs on PostgreSQL 18 only,
+# to keep the other runs of the CI short (Citus 14 also builds on 16 and
+# 17, never on 15).  Sets FENCE_CITUS to "installed", or to "skip: <why>" or
+# "fail: <why>", which the test reports.
+fence_citus_stage() {
+	local tarball=${FENCE_CITUS_TARBALL:-$FENCE_SRC/../shared/citus/citus-14.0.1.tar.xz}
+	local dir stage=$FENCE_WORK/install
+	if [ "$FENCE_PG_MAJOR" != 18 ]; then
+		FENCE_CITUS="skip: the Citus cluster runs on PostgreSQL 18 only, and this is PostgreSQL $FENCE_PG_MAJOR"
+	elif [ ! -f "$tarball" ]; then
+		FENCE_CITUS="skip: no Citus source tarball at $tarball"
+	elif dir=$(bash "$FENCE_SRC/test/lib/citusbuild.sh" "$FENCE_PG_CONFIG" "$tarball"); then
+		cp -R "$dir/lib/." "$stage$FENCE_PG_PKGLIBDIR/"
+		cp -R "$dir/extension/." "$stage$FENCE_PG_SHAREDIR/extension/"
+		FENCE_CITUS=installed
+	else
+		FENCE_CITUS="fail: Citus could not be built from $tarball (see above)"
+	fi
+	export FENCE_CITUS
+}
