@@ -177,6 +177,12 @@ def classify(step, run, victims=()):
         if result in ("NULL", "f", "") or code:
             return ("refused", GREY, act, "refused" + (", " + code if code else ""), None)
         return None                 # the bar shows it
+    if kind == "renew":
+        if result == "t":
+            return None             # the bar shows it
+        if code:
+            return ("rejected", RED, act, code, None)
+        return ("refused", GREY, act, "false: not its live lease", None)
     if kind == "release":
         if code:
             return ("rejected", RED, act, code, None)
