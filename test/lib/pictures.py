@@ -461,8 +461,13 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
     band = y + 12                       # centre of the bar band
     svg.text(12, band + 4, lane, size=12, weight="bold")
     x1 = WIDTH - RIGHT_PAD - 4
-    svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#eaeef2" stroke-width="1"/>'
-            % (num(LEFT + 6), num(band), num(x1), num(band)))
+    if any(st["worker"] == lane and variant in st["runs"] for st in rec["steps"]):
+        svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#eaeef2" stroke-width="1"/>'
+                % (num(LEFT + 6), num(band), num(x1), num(band)))
+    else:
+        # A worker of the other design only (the operator no one needs).
+        svg.text(LEFT + 6, band + 4, "no step in this design", size=11, fill=GREY,
+                 style="italic")
     labels = []                         # (x, parts[, alignments]) to place in rows
     # The marks first, so that a bar's own label is not drawn under one.
     marks = []
