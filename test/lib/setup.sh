@@ -49,6 +49,9 @@ fence_missing_packages() {
 		case "$extra" in
 			redis) command -v redis-server >/dev/null 2>&1 || missing+=(redis-server) ;;
 			pgbouncer) command -v pgbouncer >/dev/null 2>&1 || missing+=(pgbouncer) ;;
+			# test/t/072_metrics.pl scrapes Debian's postgres_exporter.
+			exporter) [ -x /usr/bin/prometheus-postgres-exporter ] \
+				|| missing+=(prometheus-postgres-exporter) ;;
 			hiredis) [ -f /usr/include/hiredis/hiredis.h ] || missing+=(libhiredis-dev) ;;
 			package)
 				# Building the Debian package (debian/control's Build-Depends,
@@ -192,7 +195,8 @@ fence_setup() {
 	FENCE_PGXS=$stage$FENCE_PG_PGXSDIR
 	FENCE_COPY=$FENCE_WORK/src
 	mkdir -p "$FENCE_COPY"
-	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_SRC/doc" "$FENCE_COPY/"
+	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_SRC/doc" \
+		"$FENCE_SRC/contrib" "$FENCE_COPY/"
 	# What the package and layering tests read.
 	mkdir -p "$FENCE_COPY/src"
 	cp -a "$FENCE_SRC"/src/*.c "$FENCE_SRC"/src/*.h "$FENCE_SRC/src/sql" "$FENCE_COPY/src/"
