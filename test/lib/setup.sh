@@ -76,6 +76,18 @@ fence_missing_packages() {
 				command -v node >/dev/null 2>&1 || missing+=(nodejs)
 				command -v npm >/dev/null 2>&1 || missing+=(npm)
 				;;
+			# The job framework recipes (test/t/043_job_frameworks.pl): Celery
+			# with its Redis client and a Redis server, Node.js and npm (pg-boss
+			# and graphile-worker come from the npm registry at test time), and
+			# psycopg for the Celery task.
+			jobs)
+				/usr/bin/python3 -c 'import celery' 2>/dev/null || missing+=(python3-celery)
+				/usr/bin/python3 -c 'import redis' 2>/dev/null || missing+=(python3-redis)
+				/usr/bin/python3 -c 'import psycopg' 2>/dev/null || missing+=(python3-psycopg)
+				command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+				command -v node >/dev/null 2>&1 || missing+=(nodejs)
+				command -v npm >/dev/null 2>&1 || missing+=(npm)
+				;;
 		esac
 	done
 	printf '%s\n' "${missing[@]}"
