@@ -28,7 +28,6 @@ use strict;
 use warnings;
 
 use FindBin;
-use File::Copy;
 use POSIX ();
 use lib $FindBin::RealBin;
 use FenceTAP;
@@ -125,21 +124,8 @@ sub show_log
 }
 
 # The npm packages, into the scratch directory.
-copy("$FindBin::RealBin/../jobs/package.json", "$dir/package.json")
-  or die "copy package.json: $!";
-my ($npm_out, $npm_err) = ('', '');
-my $npm_ok = IPC::Run::run(
-	[
-		'npm', 'install', '--no-audit', '--no-fund', '--no-package-lock',
-		'--no-update-notifier', "--cache=$dir/npm-cache"
-	],
-	'>', \$npm_out, '2>', \$npm_err,
-	init => sub { chdir $dir or die "chdir $dir: $!" },
-	IPC::Run::timeout(300));
-diag("npm install failed; the recipes need the npm registry "
-	  . "(https://registry.npmjs.org/) or an npm cache holding pg-boss and graphile-worker:\n"
-	  . "$npm_out$npm_err")
-  unless $npm_ok;
+my $npm_ok = npm_install($dir, "$FindBin::RealBin/../jobs/package.json",
+	'pg-boss and graphile-worker');
 ok($npm_ok, 'npm installed pg-boss and graphile-worker');
 
 # Redis for Celery, on loopback, without persistence.
