@@ -5,6 +5,9 @@
 #   make test       every suite against a throwaway instance (test/run)
 #   make demo       replay the incident timelines on a throwaway instance (test/demo)
 #   make bench      side-by-side benchmarks (test/bench/run)
+#   make prove_installcheck PROVE_TESTS=t/001_crash.pl
+#                   TAP files (under test/) against the installed PostgreSQL
+#                   that PG_CONFIG names, with fence installed into it
 #
 # make test and make demo set up what they need first (Debian packages when
 # run as root); see README.md.
@@ -18,13 +21,17 @@ OBJS = \
 	src/fence.o \
 	src/guc.o \
 	src/clock.o \
-	src/stats.o \
+	src/dbstate.o \
 	src/counter.o \
 	src/token.o \
 	src/lease_table.o \
 	src/session.o \
 	src/lease_sql.o \
+	src/citus.o \
+	src/enforce_cache.o \
+	src/enforce_commit.o \
 	src/enforce.o \
+	src/protect.o \
 	src/extension.o \
 	src/breaker.o
 
@@ -82,6 +89,7 @@ all install installcheck:
 endif
 
 $(OBJS): src/fence.h
+src/enforce_cache.o src/enforce_commit.o src/enforce.o src/protect.o: src/enforce.h
 
 # An out-of-tree (VPATH) build, such as Debian's pg_buildext runs in
 # build-<version>/, writes the objects under src/ of the build directory and
@@ -100,6 +108,21 @@ fence--$(EXTVERSION).sql: $(SQL_PARTS)
 # line or in the environment, else Debian's PostgreSQL 15 (installed first
 # when missing and run as root).
 FENCE_PG_CONFIG = $(if $(filter command% environment%,$(origin PG_CONFIG)),$(PG_CONFIG))
+
+# As PGXS's own prove_installcheck does for a TAP_TESTS module (fence does
+# not set TAP_TESTS: that would add every TAP file to make installcheck):
+# the TAP files start their own servers from the installation's binaries,
+# so run it as a user that may run initdb, never as root.
+PROVE_TESTS ?= t/*.pl
+.PHONY: prove_installcheck
+prove_installcheck:
+	rm -rf '$(CURDIR)/tmp_check'
+	$(MKDIR_P) '$(CURDIR)/tmp_check'
+	cd '$(srcdir)/test' && \
+	TESTDIR='$(CURDIR)' TESTDATADIR='$(CURDIR)/tmp_check' TESTLOGDIR='$(CURDIR)/tmp_check/log' \
+	PATH="$(bindir):$$PATH" PG_REGRESS='$(pgxsdir)/src/test/regress/pg_regress' \
+	FENCE_SRC='$(abspath $(srcdir))' \
+	prove -I '$(pgxsdir)/src/test/perl' -I . $(PROVE_FLAGS) $(PROVE_TESTS)
 
 .PHONY: test demo bench
 test:

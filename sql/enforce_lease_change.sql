@@ -26,7 +26,7 @@ UPDATE enf_lc SET tenant = 2, v = 'mine now', fence = :t2 WHERE id = 1;
 \set VERBOSITY default
 -- The message in full, with a token of our own choosing for tenant 1.
 BEGIN;
-SELECT fence_use_token(12345, 'enflc:t1');
+SELECT fence_use_token(1, 'enflc:t1');
 UPDATE enf_lc SET tenant = 2, v = 'mine now' WHERE id = 1;
 ROLLBACK;
 SELECT id, tenant, v, fence = 0 AS untouched FROM enf_lc ORDER BY id;

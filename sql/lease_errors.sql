@@ -230,7 +230,7 @@ SELECT * FROM fence_blocking_pids(pg_backend_pid());
 SELECT * FROM fence_blocking_pids(0);
 SELECT * FROM fence_blocking_pids(NULL);
 \echo :LAST_ERROR_SQLSTATE
-SET fence.max_leases_per_role = -1;
+SET fence.max_leases_per_role = -2;
 \echo :LAST_ERROR_SQLSTATE
 SHOW fence.max_leases_per_role;
 SHOW fence.max_databases;

@@ -6,7 +6,9 @@
 -- connection open.  Default settings, no pooler.  Scheduler B runs the same
 -- call on its own session at 12:10, 12:20 and 12:30.  At 12:15 A wakes just
 -- long enough to run COMMIT, then freezes again.  At 12:25 an operator ends
--- A's session with pg_terminate_backend.
+-- A's session with pg_terminate_backend (today only: with fence B has had
+-- the lease since 12:10, so nobody needs to, and A's session stays open,
+-- frozen, to the end).
 --
 -- The incident does not say what A does with its moment awake at 12:15; here it
 -- writes the schedule once before its COMMIT (a scheduler that believes it
@@ -17,11 +19,12 @@
 --             and nothing else does while A's connection lives: B is refused
 --             until the operator's real pg_terminate_backend at 12:25.
 -- with fence: a session lease with a TTL, fence_try_lease(42, '10 min'),
---             which a scheduler takes or extends every 5 minutes (half its
---             TTL; the incident's 10-minute calls would let B's own lease lapse),
---             and a fenced schedule row.  A froze, so its lease ran out at
---             12:10: B gets it then, with a higher token, and A's write at
---             12:15 is rejected.
+--             which a scheduler takes or, holding it, renews with its token
+--             (fence_renew(42, token, '10 min')) every 5 minutes (half its
+--             TTL; the incident's 10-minute calls would let B's own lease
+--             lapse), and a fenced schedule row.  A froze, so its lease ran
+--             out at 12:10: B gets it then, with a higher token, and A's write
+--             at 12:15 is rejected.  No operator step.
 --
 -- How it is replayed (fresh database per variant, one session per worker,
 -- virtual clock): test/lib/timeline.sql.  A "-" in the story: the step does not
@@ -67,7 +70,7 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		$$COMMIT$$, $$COMMIT$$),
 	('12:15:00', 'B', 'renews its lease',
 		NULL,
-		$$SELECT fence_try_lease(42, '10 min')$$),
+		$$SELECT fence_renew(42, {token:B}, '10 min')$$),
 	('12:20:00', 'B', 'takes the scheduler lock',
 		$$SELECT pg_try_advisory_lock(42)$$,
 		$$SELECT fence_try_lease(42, '10 min')$$),
@@ -76,10 +79,10 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		$$UPDATE schedule SET scheduler = 'B', at = '12:20' WHERE id = 1$$),
 	('12:25:00', 'operator', 'ends A''s session: pg_terminate_backend',
 		$$SELECT pg_terminate_backend({pid:A}, 5000)$$,
-		$$SELECT pg_terminate_backend({pid:A}, 5000)$$),
+		NULL),
 	('12:25:00', 'B', 'renews its lease',
 		NULL,
-		$$SELECT fence_try_lease(42, '10 min')$$),
+		$$SELECT fence_renew(42, {token:B}, '10 min')$$),
 	('12:30:00', 'B', 'takes the scheduler lock',
 		$$SELECT pg_try_advisory_lock(42)$$,
 		$$SELECT fence_try_lease(42, '10 min')$$),
@@ -89,8 +92,10 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 
 
 -- When a worker is frozen (for the pictures; the script leaves the gap).
+-- With fence nobody ends A's session: it stays frozen to the end.
 SELECT pause('A', '12:00:00', '12:15:00', 'frozen');
-SELECT pause('A', '12:15:00', '12:25:00', 'frozen again');
+SELECT pause('A', '12:15:00', '12:25:00', 'frozen again', 'today');
+SELECT pause('A', '12:15:00', '12:30:00', 'frozen again', 'fenced');
 
 SELECT * FROM play();
 
@@ -114,9 +119,15 @@ INSERT INTO verdict (side, claim, ok) VALUES
 	('with fence', 'A''s write at 12:15 is rejected (LF001), and so its transaction rolls back',
 		outcome('fenced', '12:15:00', 'A', 'wakes%') LIKE 'ERROR LF001:%'
 		AND outcome('fenced', '12:15:00', 'A', 'COMMIT%') = 'ROLLBACK'),
-	('with fence', 'B keeps token 34 through 12:30',
-		outcome('fenced', '12:20:00', 'B', 'takes%') = '34'
+	('with fence', 'B renews its lease with token 34 at 12:15 and 12:25, and keeps token 34 through 12:30',
+		outcome('fenced', '12:15:00', 'B', 'renews%') = 't'
+		AND outcome('fenced', '12:20:00', 'B', 'takes%') = '34'
+		AND outcome('fenced', '12:25:00', 'B', 'renews%') = 't'
 		AND outcome('fenced', '12:30:00', 'B', 'takes%') = '34'),
+	('with fence', 'no operator step: A''s session is never ended, and is still open at 12:30',
+		outcome('fenced', '12:25:00', 'operator') = '(not run)'
+		AND ask('fenced', $$SELECT count(*) FROM pg_stat_activity
+							 WHERE datname = current_database() AND application_name = 'A'$$) = '1'),
 	('with fence', 'the schedule ends written by B with token 34',
 		ask('fenced', $$SELECT scheduler || ', fence ' || fence FROM schedule$$) = 'B, fence 34');
 

@@ -22,9 +22,11 @@
  * shared memory only: a server restart forgets every breaker (they come
  * back closed).
  *
- * A dropped database's breakers are freed by the lease table's sweep of
- * dropped databases (FenceLeaseForgetDroppedDatabases), which reaches them
- * through stats.c (FenceBreakerDatabases and FenceBreakerForgetDatabase,
+ * A dropped database's breakers are freed as its DROP DATABASE commits,
+ * with its leases (FenceLeaseDatabaseDropping), and should any be left, by
+ * the lease table's sweep of dropped databases
+ * (FenceLeaseForgetDroppedDatabases); both reach them
+ * through dbstate.c (FenceBreakerDatabases and FenceBreakerForgetDatabase,
  * handed over by fence.c: lease_table.c is below this module).  The sweep
  * runs when this table is full, before a new breaker is refused, and behind
  * fence_break_dropped_databases().
@@ -34,15 +36,15 @@
  * under that lock and capped at fence.max_breakers, so the capacity is
  * exact even though a shared dynahash could borrow spare shared memory.
  *
- * Lock order: the breaker lock is never held while calling into the lease
- * table (which takes its partition locks and may do I/O for a token), nor
- * across an ereport.  Taking a probe is therefore three steps: decide under
- * the breaker lock that a probe is due, take the lease with no lock held,
- * then record the probe under the lock again if the breaker still wants
- * one (else give the lease back).  The other way round, the lease table's
- * sweep of dropped databases takes the breaker lock (through stats.c) with
- * none of its own locks held, and so never while this backend holds the
- * breaker lock.
+ * Lock order (fence.h has the whole list): the breaker lock is never held
+ * while calling into the lease table (which takes its partition locks and
+ * may do I/O for a token), nor across an ereport.  Taking a probe is
+ * therefore three steps: decide under the breaker lock that a probe is due,
+ * take the lease with no lock held, then record the probe under the lock
+ * again if the breaker still wants one (else give the lease back).  The
+ * other way round, the lease table's sweep of dropped databases takes the
+ * breaker lock (through dbstate.c) with none of its own locks held, and so
+ * never while this backend holds the breaker lock.
  *
  *-------------------------------------------------------------------------
  */
@@ -586,7 +588,7 @@ lock_breaker(const BreakerKey *key, int namelen, const BreakerConfig *config,
 		LWLockRelease(breaker_shared->lock);
 		if (swept)
 			report_table_full();
-		/* The lease table's sweep frees their breakers (through stats.c). */
+		/* The lease table's sweep frees their breakers (through dbstate.c). */
 		(void) FenceLeaseForgetDroppedDatabases();
 		swept = true;
 	}

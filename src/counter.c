@@ -403,7 +403,7 @@ block_clear(FenceCounterBlock *block, Oid relid)
 /*
  * Initialize a block in new shared memory, or empty it when its database
  * slot is given to another database ("reuse": other backends may look at
- * it, so under its spinlock).  stats.c holds the blocks, one per database
+ * it, so under its spinlock).  dbstate.c holds the blocks, one per database
  * slot, and calls this through the pointer fence.c gives it.
  */
 void
@@ -425,7 +425,7 @@ FenceCounterBlockInit(FenceCounterBlock *block, bool reuse)
 static FenceCounterBlock *
 counter_lock_block(Oid relid)
 {
-	FenceCounterBlock *block = FenceStatsCounterBlock(false);
+	FenceCounterBlock *block = FenceDbCounterBlock(false);
 
 	SpinLockAcquire(&block->mutex);
 	if (block->relid != relid)
@@ -478,7 +478,7 @@ FenceCounterTryNext(FenceToken *token)
 
 	if (!OidIsValid(counter_relid) || XactReadOnly || RecoveryInProgress())
 		return false;
-	block = FenceStatsCounterBlock(true);
+	block = FenceDbCounterBlock(true);
 	if (block == NULL)
 		return false;
 
@@ -505,7 +505,7 @@ FenceCounterReserveAhead(void)
 	bool		reserve;
 
 	if (XactReadOnly || RecoveryInProgress() ||
-		FenceStatsCounterBlock(true) == NULL)
+		FenceDbCounterBlock(true) == NULL)
 		return;
 	relid = counter_oid();
 

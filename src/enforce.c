@@ -1,10 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * enforce.c
- *		The fence_enforce() trigger: rejects writes that carry a stale
- *		fencing token, and re-checks strict leases at COMMIT.  Also
- *		fence_protect() and fence_unprotect(), which create and drop the
- *		trigger for you.
+ *		The fence_enforce() trigger: the rule it applies to each row, and
+ *		the rows that move between partitions.
  *
  * The trigger is the guarantee half of fence: a worker that paused past its
  * lease still has its old token in effect, and the storage rejects it.  Per
@@ -16,121 +14,36 @@
  *	stale: LF001, or the row is left out with on_stale=skip.  Otherwise the
  *	row is stamped with T.  No token: allowed unless require_token (LF003).
  *	strict: T must also be the current live token of the trigger's lease
- *	(LF002), and the transaction re-checks those leases at COMMIT.
+ *	(LF002), and the transaction re-checks those leases at COMMIT
+ *	(enforce_commit.c).
  *
  * It runs for every row of every write to a protected table, so the
  * per-row path does no catalog lookups and no SPI: what the trigger
  * arguments say (column number and type, options, the parsed lease name) is
  * worked out once per trigger and kept in a cache keyed by the trigger's
- * OID, which a relcache invalidation of the table marks stale.
+ * OID, which a relcache invalidation of the table marks stale
+ * (enforce_cache.c).  fence_protect() creates the trigger (protect.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/htup_details.h"
-#include "access/relation.h"
 #include "access/sysattr.h"
-#include "access/table.h"
 #include "access/xact.h"
-#include "catalog/indexing.h"
-#include "catalog/namespace.h"
-#include "catalog/objectaddress.h"
-#include "catalog/pg_class.h"
-#include "catalog/pg_inherits.h"
-#include "catalog/pg_trigger.h"
-#include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
-#include "executor/spi.h"
-#include "lib/ilist.h"
-#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/bitmapset.h"
-#include "nodes/value.h"
-#include "parser/parse_func.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/datetime.h"
-#include "utils/fmgroids.h"
-#include "utils/hsearch.h"
-#include "utils/inval.h"
-#include "utils/lsyscache.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "fence.h"
-
-/* What kind of column holds the fence. */
-typedef enum FenceColType
-{
-	FENCE_COL_TOKEN,			/* fence_token */
-	FENCE_COL_INT8,				/* bigint */
-	FENCE_COL_INT4				/* integer */
-} FenceColType;
-
-/* One piece of a lease name: literal text, or a {column} of the row. */
-typedef enum LeasePartKind
-{
-	LEASE_PART_LITERAL,
-	LEASE_PART_INT2,			/* smallint column: formatted without fmgr */
-	LEASE_PART_INT4,			/* integer column: likewise */
-	LEASE_PART_INT8,			/* bigint column: likewise */
-	LEASE_PART_TEXT,			/* text or varchar column: its bytes */
-	LEASE_PART_DATE,			/* date: ISO, whatever DateStyle says */
-	LEASE_PART_TIMESTAMP,		/* timestamp: likewise */
-	LEASE_PART_TIMESTAMPTZ,		/* timestamptz: likewise, and in UTC */
-	LEASE_PART_OTHER			/* a type whose output function depends on
-								 * no setting (see placeholder_kind) */
-} LeasePartKind;
-
-typedef struct LeasePart
-{
-	LeasePartKind kind;
-	const char *text;			/* literal text, or the column's name */
-	int			len;			/* length of a literal */
-	AttrNumber	attnum;			/* a placeholder's column */
-	FmgrInfo	outfunc;		/* LEASE_PART_OTHER: output function */
-} LeasePart;
-
-/* What a fence_enforce trigger's arguments say, checked against its table. */
-typedef struct EnforceConfig
-{
-	const char *colname;		/* the fence column */
-	AttrNumber	attnum;
-	FenceColType coltype;
-	bool		skip;			/* on_stale=skip (else error) */
-	bool		strict;
-	bool		require_token;
-	const char *lease;			/* lease name as written, or NULL */
-	int			nparts;			/* lease name pieces */
-	LeasePart  *parts;
-	bool		lease_has_columns;	/* any {column} placeholders? */
-	const char *static_key;		/* lease name without placeholders */
-	int			static_keylen;
-} EnforceConfig;
-
-/* The cache entry of one trigger (one per partition for a partitioned table). */
-typedef struct EnforceTrigger
-{
-	Oid			tgoid;			/* hash key: pg_trigger OID */
-	bool		valid;			/* false after a relcache invalidation */
-	bool		linked;			/* in its table's list (rel_node) */
-	dlist_node	rel_node;
-	Oid			relid;
-	MemoryContext cxt;			/* everything below lives here */
-	EnforceConfig cfg;
-	Oid			family;			/* root trigger of its protection (MoveMemo) */
-	int			natts;			/* tuple width the arrays below fit */
-	Datum	   *values;			/* scratch space for stamping a row */
-	bool	   *isnull;
-	uint64	   *colhash;		/* per column, a hash of its name */
-} EnforceTrigger;
+#include "enforce.h"
 
 /* Where the write's token came from (for messages). */
 typedef enum TokenSource
@@ -140,61 +53,6 @@ typedef enum TokenSource
 	TOKEN_IN_EFFECT,			/* the session's token in effect */
 	TOKEN_GIVEN					/* INSERT gave the fence column a value */
 } TokenSource;
-
-/*
- * A (lease, token) pair a strict write was accepted under, to re-check at
- * COMMIT.  The key is fixed-size and zero-padded so that it hashes as bytes.
- */
-typedef struct StrictKey
-{
-	FenceToken	token;
-	int			keylen;
-	char		key[FENCE_MAX_KEY_LEN];
-} StrictKey;
-
-typedef struct StrictWrite
-{
-	StrictKey	k;				/* hash key */
-	SubTransactionId subid;		/* oldest open subtransaction that wrote */
-	Oid			relid;			/* a table written under it, for messages */
-} StrictWrite;
-
-/* The trigger name fence_protect() uses: sorts after other BEFORE triggers. */
-#define FENCE_TRIGGER_NAME "zz_fence_enforce"
-
-/*
- * Per-trigger cache, in TopMemoryContext.  enforce_rels lists each table's
- * entries, so that an invalidation finds them without a scan of the whole
- * cache.  An invalidated entry stays (a trigger call may be reading it)
- * until the transaction ends, when enforce_sweep() frees it: a dropped
- * trigger leaves nothing behind, and a live one is parsed again at its next
- * write.  A context an entry was rebuilt out of waits in the graveyard for
- * the same sweep.
- */
-typedef struct EnforceRel
-{
-	Oid			relid;			/* hash key */
-	dlist_head	triggers;		/* EnforceTrigger.rel_node */
-} EnforceRel;
-
-static HTAB *enforce_cache = NULL;
-static HTAB *enforce_rels = NULL;
-static MemoryContext enforce_cache_cxt = NULL;
-static MemoryContext enforce_graveyard_cxt = NULL;
-static bool enforce_garbage = false;	/* something for enforce_sweep() */
-
-/* Strict writes of the current transaction (in TopTransactionContext). */
-static HTAB *strict_writes = NULL;
-static SubTransactionId strict_max_subid = InvalidSubTransactionId;
-/*
- * The last pair checked and recorded, with the lease table's stamp of it.
- * A bulk write under one lease looks the lease up again only when the
- * stamp no longer holds (see FenceLeaseStampHolds): the check stays exact
- * for every row, at the cost of an atomic read instead of a lock.
- */
-static bool strict_last_valid = false;
-static StrictKey strict_last;
-static FenceLeaseStamp strict_last_stamp;
 
 /*
  * An UPDATE that moves a row to another partition runs as three row writes,
@@ -266,7 +124,6 @@ static uint64 count_accepted = 0;
 static uint64 count_rejected = 0;
 static uint64 count_skipped = 0;
 
-static void enforce_relcache_callback(Datum arg, Oid relid);
 #if PG_VERSION_NUM >= 180000
 static void enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 								uint64 count);
@@ -287,7 +144,8 @@ static void enforce_subxact_callback(SubXactEvent event,
 void
 FenceEnforceInit(void)
 {
-	CacheRegisterRelcacheCallback(enforce_relcache_callback, (Datum) 0);
+	FenceEnforceCacheInit();
+	FenceEnforceCommitInit();
 	RegisterXactCallback(enforce_xact_callback, NULL);
 	RegisterSubXactCallback(enforce_subxact_callback, NULL);
 	prev_ExecutorRun = ExecutorRun_hook;
@@ -341,610 +199,6 @@ enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 	}
 	PG_END_TRY();
 	move_memo_leave_level();
-}
-
-/*
- * A table's definition or triggers changed: its triggers must be parsed
- * again.  Only marks entries (no allocation, no error): enforce_sweep()
- * frees them when the transaction ends, so a trigger call in progress never
- * loses what it is reading.
- */
-static void
-enforce_relcache_callback(Datum arg, Oid relid)
-{
-	if (enforce_cache == NULL)
-		return;
-	if (relid == InvalidOid)
-	{
-		HASH_SEQ_STATUS status;
-		EnforceTrigger *et;
-
-		hash_seq_init(&status, enforce_cache);
-		while ((et = hash_seq_search(&status)) != NULL)
-			et->valid = false;
-		enforce_garbage = true;
-	}
-	else
-	{
-		EnforceRel *r = hash_search(enforce_rels, &relid, HASH_FIND, NULL);
-		dlist_iter	iter;
-
-		if (r == NULL)
-			return;
-		dlist_foreach(iter, &r->triggers)
-			dlist_container(EnforceTrigger, rel_node, iter.cur)->valid = false;
-		enforce_garbage = true;
-	}
-}
-
-/*
- * Free the cache entries invalidated (or never built) in this transaction,
- * and the contexts entries were rebuilt out of.  Runs at transaction end,
- * when no trigger call is in progress.
- */
-static void
-enforce_sweep(void)
-{
-	HASH_SEQ_STATUS status;
-	EnforceTrigger *et;
-
-	if (!enforce_garbage || enforce_cache == NULL)
-		return;
-	hash_seq_init(&status, enforce_cache);
-	while ((et = hash_seq_search(&status)) != NULL)
-	{
-		if (et->valid)
-			continue;
-		if (et->cxt != NULL)
-			MemoryContextDelete(et->cxt);
-		if (et->linked)
-		{
-			dlist_delete(&et->rel_node);
-			if (!OidIsValid(et->relid))
-				elog(WARNING, "fence: trigger cache entry without a table");
-			else
-			{
-				EnforceRel *r = hash_search(enforce_rels, &et->relid,
-											HASH_FIND, NULL);
-
-				if (r != NULL && dlist_is_empty(&r->triggers))
-					hash_search(enforce_rels, &et->relid, HASH_REMOVE, NULL);
-			}
-		}
-		hash_search(enforce_cache, &et->tgoid, HASH_REMOVE, NULL);
-	}
-	MemoryContextReset(enforce_graveyard_cxt);
-	enforce_garbage = false;
-}
-
-/* ----------------------------------------------------------------
- * Parsing and checking the trigger's arguments
- * ----------------------------------------------------------------
- */
-
-/* The user column called "name" (exact spelling), or InvalidAttrNumber. */
-static AttrNumber
-find_column(TupleDesc tupdesc, const char *name)
-{
-	for (int i = 0; i < tupdesc->natts; i++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(tupdesc, i);
-
-		if (!attr->attisdropped && strcmp(NameStr(attr->attname), name) == 0)
-			return attr->attnum;
-	}
-	return InvalidAttrNumber;
-}
-
-/* Parse "strict" or "strict=<bool>"; value is NULL for the bare form. */
-static bool
-option_bool(Relation rel, const char *name, const char *value)
-{
-	bool		result;
-
-	if (value == NULL)
-		return true;
-	if (!parse_bool(value, &result))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for fence_enforce option \"%s\" on table \"%s\": \"%s\"",
-						name, RelationGetRelationName(rel), value),
-				 errhint("Write \"%s\" alone, or \"%s=true\" or \"%s=false\".",
-						 name, name, name)));
-	return result;
-}
-
-/*
- * How a {column} of this type is rendered into a lease name, or
- * LEASE_PART_LITERAL if it cannot be rendered the same in every session.
- * A row must name the same lease whoever writes it: a lease name must not
- * depend on TimeZone, DateStyle, IntervalStyle, extra_float_digits,
- * lc_monetary or bytea_output.  Integers and text are rendered here; date
- * and time types here too, in ISO form and in UTC, which is what their
- * output functions print under DateStyle ISO and TimeZone UTC; the few
- * other types whose output functions read no setting go through them.
- * Anything else (floats, intervals, money, bytea, times, arrays, records,
- * other extensions' types) is refused.
- */
-static LeasePartKind
-placeholder_kind(Oid typid)
-{
-	Oid			basetype = getBaseType(typid);
-
-	switch (basetype)
-	{
-		case INT2OID:
-			return LEASE_PART_INT2;
-		case INT4OID:
-			return LEASE_PART_INT4;
-		case INT8OID:
-			return LEASE_PART_INT8;
-		case TEXTOID:
-		case VARCHAROID:
-			return LEASE_PART_TEXT;
-		case DATEOID:
-			return LEASE_PART_DATE;
-		case TIMESTAMPOID:
-			return LEASE_PART_TIMESTAMP;
-		case TIMESTAMPTZOID:
-			return LEASE_PART_TIMESTAMPTZ;
-		case BPCHAROID:
-		case NAMEOID:
-		case CHAROID:
-		case BOOLOID:
-		case NUMERICOID:
-		case OIDOID:
-		case UUIDOID:
-			return LEASE_PART_OTHER;
-		default:
-			if (type_is_enum(basetype))
-				return LEASE_PART_OTHER;
-			return LEASE_PART_LITERAL;
-	}
-}
-
-/*
- * Split a lease name into literal pieces and {column} placeholders and
- * check every placeholder against the table.  "{{" and "}}" stand for
- * literal braces.
- */
-static void
-parse_lease_name(Relation rel, EnforceConfig *cfg)
-{
-	TupleDesc	tupdesc = RelationGetDescr(rel);
-	const char *relname = RelationGetRelationName(rel);
-	const char *p = cfg->lease;
-	int			maxparts = 1;
-	int			literal_bytes = 0;
-	StringInfoData lit;
-
-	for (const char *q = p; *q; q++)
-		if (*q == '{')
-			maxparts += 2;
-	cfg->parts = palloc0(sizeof(LeasePart) * maxparts);
-	cfg->nparts = 0;
-	cfg->lease_has_columns = false;
-	initStringInfo(&lit);
-
-	while (true)
-	{
-		if (*p == '{' && p[1] == '{')
-		{
-			appendStringInfoChar(&lit, '{');
-			p += 2;
-			continue;
-		}
-		if (*p == '}' && p[1] == '}')
-		{
-			appendStringInfoChar(&lit, '}');
-			p += 2;
-			continue;
-		}
-		if (*p == '}')
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("invalid lease name for table \"%s\": \"%s\"",
-							relname, cfg->lease),
-					 errdetail("A \"}\" without a matching \"{\"."),
-					 errhint("Write \"}}\" for a literal brace.")));
-		if (*p != '{' && *p != '\0')
-		{
-			appendStringInfoChar(&lit, *p++);
-			continue;
-		}
-
-		/* End of a literal piece. */
-		if (lit.len > 0)
-		{
-			LeasePart  *part = &cfg->parts[cfg->nparts++];
-
-			part->kind = LEASE_PART_LITERAL;
-			part->text = pstrdup(lit.data);
-			part->len = lit.len;
-			literal_bytes += lit.len;
-			resetStringInfo(&lit);
-		}
-		if (*p == '\0')
-			break;
-
-		/* A placeholder: {column} */
-		{
-			const char *start = ++p;
-			const char *end = strchr(start, '}');
-			char	   *colname;
-			AttrNumber	attnum;
-			Form_pg_attribute attr;
-			LeasePart  *part;
-
-			if (end == NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("invalid lease name for table \"%s\": \"%s\"",
-								relname, cfg->lease),
-						 errdetail("A \"{\" without a matching \"}\"."),
-						 errhint("Placeholders are written {column}; write \"{{\" for a literal brace.")));
-			colname = pnstrdup(start, end - start);
-			if (colname[0] == '\0')
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("invalid lease name for table \"%s\": \"%s\"",
-								relname, cfg->lease),
-						 errdetail("The placeholder \"{}\" names no column.")));
-			attnum = find_column(tupdesc, colname);
-			if (attnum == InvalidAttrNumber)
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_COLUMN),
-						 errmsg("column \"%s\" named in lease name \"%s\" does not exist in table \"%s\"",
-								colname, cfg->lease, relname)));
-			if (attnum == cfg->attnum)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("lease name \"%s\" for table \"%s\" cannot use the fence column \"%s\"",
-								cfg->lease, relname, colname),
-						 errdetail("The trigger sets the fence column; the lease name must come from other columns.")));
-			attr = TupleDescAttr(tupdesc, attnum - 1);
-			if (attr->attgenerated != '\0')
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
-						 errmsg("column \"%s\" named in lease name \"%s\" of table \"%s\" is a generated column",
-								colname, cfg->lease, relname),
-						 errdetail("Generated columns are computed after BEFORE triggers run, so the fence trigger cannot see their new value."),
-						 errhint("Name a column the writer sets, or one a BEFORE trigger that fires before the fence trigger fills in.")));
-			part = &cfg->parts[cfg->nparts++];
-			part->text = colname;
-			part->attnum = attnum;
-			part->kind = placeholder_kind(attr->atttypid);
-			if (part->kind == LEASE_PART_OTHER)
-			{
-				Oid			outfunc;
-				bool		isvarlena;
-
-				getTypeOutputInfo(attr->atttypid, &outfunc, &isvarlena);
-				fmgr_info_cxt(outfunc, &part->outfunc, CurrentMemoryContext);
-			}
-			else if (part->kind == LEASE_PART_LITERAL)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("column \"%s\" named in lease name \"%s\" of table \"%s\" has type %s",
-								colname, cfg->lease, relname,
-								format_type_be(attr->atttypid)),
-						 errdetail("A row must name the same lease in every session, and the text form of this type is not known to be independent of session settings."),
-						 errhint("Use a column of an integer, text, character, name, boolean, numeric, oid, uuid, enum, date, timestamp or timestamptz type (or a domain over one).")));
-			cfg->lease_has_columns = true;
-			p = end + 1;
-		}
-	}
-
-	if (literal_bytes > FENCE_MAX_KEY_LEN)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lease name for table \"%s\" is longer than %d bytes",
-						relname, FENCE_MAX_KEY_LEN),
-				 errdetail("The lease name starts \"%.*s...\".",
-						   pg_mbcliplen(cfg->lease, strlen(cfg->lease), 40),
-						   cfg->lease)));
-	if (!cfg->lease_has_columns)
-	{
-		if (literal_bytes == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("lease name for table \"%s\" is empty", relname),
-					 errhint("Lease names are 1 to %d bytes.", FENCE_MAX_KEY_LEN)));
-		cfg->static_key = cfg->nparts > 0 ? cfg->parts[0].text : "";
-		cfg->static_keylen = literal_bytes;
-	}
-}
-
-/*
- * Check a fence_enforce trigger's arguments against its table and fill in
- * *cfg (allocated in the current memory context).  args[0] is the fence
- * column (default "fence"), the rest are options.  Every error names the
- * table, and the column where there is one.  fence_protect() calls this
- * before it creates the trigger, so that a bad call fails up front.
- */
-static void
-parse_trigger_args(Relation rel, int nargs, char **args, EnforceConfig *cfg)
-{
-	TupleDesc	tupdesc = RelationGetDescr(rel);
-	const char *relname = RelationGetRelationName(rel);
-	Form_pg_attribute attr;
-	Oid			token_type;
-	bool		seen_on_stale = false;
-	bool		seen_strict = false;
-	bool		seen_require = false;
-
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->colname = pstrdup(nargs > 0 ? args[0] : "fence");
-
-	/* The column: present, of a fence type, stored (not generated). */
-	cfg->attnum = find_column(tupdesc, cfg->colname);
-	if (cfg->attnum == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("fence column \"%s\" does not exist in table \"%s\"",
-						cfg->colname, relname),
-				 errhint("The first argument of fence_enforce() names the fence column; it defaults to \"fence\".")));
-	attr = TupleDescAttr(tupdesc, cfg->attnum - 1);
-	token_type = FenceTokenTypeOid();
-	if (OidIsValid(token_type) && attr->atttypid == token_type)
-		cfg->coltype = FENCE_COL_TOKEN;
-	else if (attr->atttypid == INT8OID)
-		cfg->coltype = FENCE_COL_INT8;
-	else if (attr->atttypid == INT4OID)
-		cfg->coltype = FENCE_COL_INT4;
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("fence column \"%s\" of table \"%s\" has type %s",
-						cfg->colname, relname, format_type_be(attr->atttypid)),
-				 errdetail("A fence column must be of type fence_token, bigint or integer.")));
-	if (attr->attgenerated != '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
-				 errmsg("fence column \"%s\" of table \"%s\" cannot be a generated column",
-						cfg->colname, relname),
-				 errdetail("The trigger stamps the fence column with the write's token.")));
-
-	/* Options: on_stale=error|skip, lease=NAME, strict, require_token. */
-	for (int i = 1; i < nargs; i++)
-	{
-		char	   *opt = pstrdup(args[i]);
-		char	   *value = strchr(opt, '=');
-
-		if (value != NULL)
-			*value++ = '\0';
-
-		if (strcmp(opt, "on_stale") == 0 && !seen_on_stale)
-		{
-			seen_on_stale = true;
-			if (value != NULL && pg_strcasecmp(value, "error") == 0)
-				cfg->skip = false;
-			else if (value != NULL && pg_strcasecmp(value, "skip") == 0)
-				cfg->skip = true;
-			else
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("invalid value for fence_enforce option \"on_stale\" on table \"%s\": \"%s\"",
-								relname, value ? value : ""),
-						 errhint("Use on_stale=error or on_stale=skip.")));
-		}
-		else if (strcmp(opt, "lease") == 0 && cfg->lease == NULL)
-		{
-			if (value == NULL)
-				value = "";
-			cfg->lease = value;
-			parse_lease_name(rel, cfg);
-		}
-		else if (strcmp(opt, "strict") == 0 && !seen_strict)
-		{
-			seen_strict = true;
-			cfg->strict = option_bool(rel, opt, value);
-		}
-		else if (strcmp(opt, "require_token") == 0 && !seen_require)
-		{
-			seen_require = true;
-			cfg->require_token = option_bool(rel, opt, value);
-		}
-		else if (strcmp(opt, "on_stale") == 0 || strcmp(opt, "lease") == 0 ||
-				 strcmp(opt, "strict") == 0 || strcmp(opt, "require_token") == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("fence_enforce option \"%s\" is given more than once for table \"%s\"",
-							opt, relname)));
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown fence_enforce option \"%s\" for table \"%s\"",
-							args[i], relname),
-					 errhint("The arguments are the fence column, then any of on_stale=error, on_stale=skip, lease=NAME, strict, require_token.")));
-	}
-
-	if (cfg->strict && cfg->lease == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("fence_enforce option \"strict\" on table \"%s\" needs a lease",
-						relname),
-				 errhint("Name the lease whose current token writes must carry, e.g. lease=lock:%s.",
-						 relname)));
-}
-
-/*
- * BEFORE row triggers fire in the byte order of their names.  One that
- * fires after a fence trigger, on an event the fence trigger handles, could
- * change or drop the row the fence trigger has just checked and stamped (put
- * back the old fence, so that a stale writer passes next time), so such a
- * table is refused: by fence_protect(), and by the trigger when it is
- * (re)loaded after the table's triggers changed.  Other fence_enforce
- * triggers (another fence column) are exempt: they touch only their column.
- * A disabled trigger does not fire; enabling it invalidates the table, and
- * the fence trigger checks again.
- */
-static void
-refuse_later_triggers(Relation rel, const char *tgname, int16 events,
-					  Oid fence_foid)
-{
-	TriggerDesc *trigdesc = rel->trigdesc;
-
-	if (trigdesc == NULL)
-		return;
-	for (int i = 0; i < trigdesc->numtriggers; i++)
-	{
-		Trigger    *t = &trigdesc->triggers[i];
-
-		if (!TRIGGER_FOR_ROW(t->tgtype) || !TRIGGER_FOR_BEFORE(t->tgtype) ||
-			(t->tgtype & events) == 0 || t->tgenabled == TRIGGER_DISABLED ||
-			t->tgfoid == fence_foid || strcmp(t->tgname, tgname) <= 0)
-			continue;
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("trigger \"%s\" on table \"%s\" fires after fence trigger \"%s\"",
-						t->tgname, RelationGetRelationName(rel), tgname),
-				 errdetail("BEFORE row triggers fire in the byte order of their names; one that fires after the fence trigger could change the row it checked."),
-				 errhint("Rename trigger \"%s\" so that its name sorts before \"%s\".",
-						 t->tgname, tgname)));
-	}
-}
-
-/*
- * The root of a trigger's clones: the trigger fence_protect() created on the
- * partitioned table that a partition's trigger was cloned from (through
- * every level of partitioning), or the trigger itself.
- */
-static Oid
-trigger_family(Trigger *trigger)
-{
-	Oid			tgoid = trigger->tgoid;
-	Relation	tgrel;
-
-	if (!trigger->tgisclone)
-		return tgoid;
-	tgrel = table_open(TriggerRelationId, AccessShareLock);
-	for (;;)
-	{
-		ScanKeyData key;
-		SysScanDesc scan;
-		HeapTuple	tuple;
-		Oid			parent = InvalidOid;
-
-		CHECK_FOR_INTERRUPTS();
-		ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber,
-					F_OIDEQ, ObjectIdGetDatum(tgoid));
-		scan = systable_beginscan(tgrel, TriggerOidIndexId, true, NULL, 1, &key);
-		tuple = systable_getnext(scan);
-		if (HeapTupleIsValid(tuple))
-			parent = ((Form_pg_trigger) GETSTRUCT(tuple))->tgparentid;
-		systable_endscan(scan);
-		if (!OidIsValid(parent))
-			break;
-		tgoid = parent;
-	}
-	table_close(tgrel, AccessShareLock);
-	return tgoid;
-}
-
-/* The cache entry of the trigger being fired, (re)built if needed. */
-static EnforceTrigger *
-get_trigger_entry(FunctionCallInfo fcinfo, TriggerData *trigdata)
-{
-	Trigger    *trigger = trigdata->tg_trigger;
-	Relation	rel = trigdata->tg_relation;
-	EnforceTrigger *et = (EnforceTrigger *) fcinfo->flinfo->fn_extra;
-	bool		found;
-	MemoryContext oldcxt;
-
-	/* Fast path: this call site saw the same, still valid, entry before. */
-	if (likely(et != NULL && et->valid && et->tgoid == trigger->tgoid &&
-			   et->natts == RelationGetDescr(rel)->natts))
-		return et;
-
-	if (enforce_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		enforce_cache_cxt = AllocSetContextCreate(TopMemoryContext,
-												  "fence trigger cache",
-												  ALLOCSET_DEFAULT_SIZES);
-		enforce_graveyard_cxt = AllocSetContextCreate(enforce_cache_cxt,
-													  "fence trigger graveyard",
-													  ALLOCSET_SMALL_SIZES);
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(EnforceTrigger);
-		ctl.hcxt = enforce_cache_cxt;
-		enforce_cache = hash_create("fence trigger cache", 64, &ctl,
-									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(EnforceRel);
-		enforce_rels = hash_create("fence trigger cache tables", 64, &ctl,
-								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-
-	et = hash_search(enforce_cache, &trigger->tgoid, HASH_ENTER, &found);
-	if (!found)
-	{
-		et->valid = false;
-		et->linked = false;
-		et->relid = InvalidOid;
-		et->cxt = NULL;
-		enforce_garbage = true; /* swept if it is never built */
-	}
-	if (!et->valid || et->natts != RelationGetDescr(rel)->natts)
-	{
-		/*
-		 * Parse into a fresh context under the current (short-lived) one, so
-		 * that a failed parse leaves nothing behind; keep it once it worked.
-		 */
-		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
-												  "fence trigger",
-												  ALLOCSET_SMALL_SIZES);
-		EnforceConfig cfg;
-		Oid			family;
-
-		oldcxt = MemoryContextSwitchTo(cxt);
-		parse_trigger_args(rel, trigger->tgnargs, trigger->tgargs, &cfg);
-		refuse_later_triggers(rel, trigger->tgname,
-							  trigger->tgtype & (TRIGGER_TYPE_INSERT |
-												 TRIGGER_TYPE_UPDATE |
-												 TRIGGER_TYPE_DELETE),
-							  trigger->tgfoid);
-		family = trigger_family(trigger);
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextSetParent(cxt, enforce_cache_cxt);
-
-		if (et->cxt != NULL)
-		{
-			MemoryContextSetParent(et->cxt, enforce_graveyard_cxt);
-			enforce_garbage = true;
-		}
-		if (!et->linked)
-		{
-			Oid			relid = RelationGetRelid(rel);
-			EnforceRel *r = hash_search(enforce_rels, &relid, HASH_ENTER,
-										&found);
-
-			if (!found)
-				dlist_init(&r->triggers);
-			dlist_push_tail(&r->triggers, &et->rel_node);
-			et->linked = true;
-		}
-		et->cxt = cxt;
-		et->cfg = cfg;
-		et->relid = RelationGetRelid(rel);
-		et->natts = RelationGetDescr(rel)->natts;
-		et->values = MemoryContextAlloc(cxt, sizeof(Datum) * Max(et->natts, 1));
-		et->isnull = MemoryContextAlloc(cxt, sizeof(bool) * Max(et->natts, 1));
-		et->colhash = MemoryContextAlloc(cxt, sizeof(uint64) * Max(et->natts, 1));
-		for (int i = 0; i < et->natts; i++)
-		{
-			const char *name = NameStr(TupleDescAttr(RelationGetDescr(rel), i)->attname);
-
-			et->colhash[i] = hash_bytes_extended((const unsigned char *) name,
-												 strlen(name), 0);
-		}
-		et->family = family;
-		et->valid = true;
-	}
-	fcinfo->flinfo->fn_extra = et;
-	return et;
 }
 
 /* ----------------------------------------------------------------
@@ -1308,79 +562,6 @@ errdetail_not_held(TokenSource source, FenceToken token,
 }
 
 /*
- * Was this (lease, token) found held, and recorded, by a strict write of
- * this transaction, and is it certainly still held?
- */
-static inline bool
-strict_still_held(const char *key, int keylen, FenceToken token)
-{
-	return strict_last_valid && strict_last.token == token &&
-		strict_last.keylen == keylen &&
-		memcmp(strict_last.key, key, keylen) == 0 &&
-		FenceLeaseStampHolds(&strict_last_stamp);
-}
-
-/*
- * Remember a strict write's (lease, token), found held with the given
- * stamp, to check it again at COMMIT.
- */
-static void
-record_strict_write(const char *key, int keylen, FenceToken token, Oid relid,
-					const FenceLeaseStamp *stamp)
-{
-	StrictKey	k;
-	StrictWrite *w;
-	bool		found;
-	SubTransactionId subid = GetCurrentSubTransactionId();
-
-	if (strict_writes == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(StrictKey);
-		ctl.entrysize = sizeof(StrictWrite);
-		ctl.hcxt = TopTransactionContext;
-		strict_writes = hash_create("fence strict writes", 16, &ctl,
-									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		strict_max_subid = InvalidSubTransactionId;
-	}
-
-	memset(&k, 0, sizeof(k));
-	k.token = token;
-	k.keylen = keylen;
-	memcpy(k.key, key, keylen);
-	w = hash_search(strict_writes, &k, HASH_ENTER, &found);
-	if (!found || subid < w->subid)
-	{
-		w->subid = subid;
-		w->relid = relid;
-	}
-	if (subid > strict_max_subid)
-		strict_max_subid = subid;
-	strict_last = k;
-	strict_last_valid = true;
-	strict_last_stamp = *stamp;
-}
-
-/*
- * strict: the status of (key, token), HELD if the token is the lease's live
- * token.  A write accepted under it is recorded for the COMMIT-time check.
- */
-static FenceLeaseStatus
-strict_check(const char *key, int keylen, FenceToken token, Oid relid)
-{
-	FenceLeaseStamp stamp;
-	FenceLeaseStatus status;
-
-	if (strict_still_held(key, keylen, token))
-		return FENCE_LEASE_HELD;
-	status = FenceLeaseGetStatus(MyDatabaseId, key, keylen, token, &stamp);
-	if (status == FENCE_LEASE_HELD)
-		record_strict_write(key, keylen, token, relid, &stamp);
-	return status;
-}
-
-/*
  * strict, an UPDATE of a table with one lease per row: if the UPDATE changes
  * the row's lease name, the write must also hold the lease of the row as it
  * was (its token in effect for that name, live), else a holder of one lease
@@ -1416,7 +597,7 @@ strict_holds_old_lease(EnforceTrigger *et, Relation rel, HeapTuple oldrow,
 				 errhint("Take lease \"%.*s\" as well before the update, or delete the row and insert it under the new lease.",
 						 keylen, key)));
 	}
-	status = strict_check(key, keylen, token, RelationGetRelid(rel));
+	status = FenceStrictCheck(key, keylen, token, RelationGetRelid(rel));
 	if (status == FENCE_LEASE_HELD)
 		return true;
 	if (et->cfg.skip)
@@ -1432,15 +613,6 @@ strict_holds_old_lease(EnforceTrigger *et, Relation rel, HeapTuple oldrow,
 			 errhint("Hold lease \"%.*s\" as well, with a token in effect for each lease name, or delete the row and insert it under the new lease.",
 					 keylen, key)));
 	return false;				/* keep compiler quiet */
-}
-
-/* Forget this transaction's strict writes (their memory goes with it). */
-static void
-forget_strict_writes(void)
-{
-	strict_writes = NULL;
-	strict_max_subid = InvalidSubTransactionId;
-	strict_last_valid = false;
 }
 
 /* The move memo of a protection (family) at this executor level, or NULL. */
@@ -1543,6 +715,81 @@ move_memo_forget_all(void)
 		move_memo[i].stage = MOVE_FREE;
 }
 
+/*
+ * The write's token T, and where it came from (TOKEN_NONE: it has none).
+ *
+ * UPDATE: a value the statement sets in the fence column, if it differs
+ * from the stored fence; else the token in effect; else the value set,
+ * equal to the stored fence (the holder writing again).  A value equal to
+ * the stored one is no token while one is in effect, because PostgreSQL
+ * cannot tell a statement that sets the fence from one that copies it: a
+ * MERGE hands every BEFORE UPDATE trigger the columns all of its UPDATE
+ * actions set (on 15 to 18), and "fence = CASE ... ELSE fence END" or an
+ * ORM saving every column back copy the stored value.  INSERT: the token in
+ * effect, else the value given.  DELETE: the token in effect.  A NULL is no
+ * token.
+ *
+ * Looking up the token in effect needs the row's lease name: then *key
+ * points to it (built in keybuf), so that strict mode need not build it
+ * again; else *key is left alone.
+ */
+static TokenSource
+write_token(EnforceTrigger *et, TriggerData *trigdata, HeapTuple oldrow,
+			HeapTuple newrow, HeapTuple keyrow, FenceToken *token,
+			char *keybuf, const char **key, int *keylen)
+{
+	EnforceConfig *cfg = &et->cfg;
+	Relation	rel = trigdata->tg_relation;
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	Datum		value;
+	bool		isnull;
+	bool		has_set = false;	/* UPDATE set the fence, not to NULL */
+	FenceToken	set_token = 0;	/* ... to this */
+
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) &&
+		bms_is_member(cfg->attnum - FirstLowInvalidHeapAttributeNumber,
+					  trigdata->tg_updatedcols))
+	{
+		value = heap_getattr(newrow, cfg->attnum, tupdesc, &isnull);
+		if (!isnull)
+		{
+			FenceToken	stored = 0;
+
+			set_token = datum_to_token(et, rel, value, false);
+			has_set = true;
+			value = heap_getattr(oldrow, cfg->attnum, tupdesc, &isnull);
+			if (!isnull)
+				stored = datum_to_token(et, rel, value, true);
+			if (set_token != stored)
+			{
+				*token = set_token;
+				return TOKEN_FROM_COLUMN;
+			}
+		}
+	}
+
+	if (cfg->lease != NULL)
+		*key = lease_key_for_row(et, rel, keyrow, keybuf, keylen);
+	if (FenceSessionTokenInEffect(*key, *keylen, token))
+		return TOKEN_IN_EFFECT;
+	if (has_set)
+	{
+		*token = set_token;
+		return TOKEN_FROM_COLUMN;
+	}
+
+	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+	{
+		value = heap_getattr(newrow, cfg->attnum, tupdesc, &isnull);
+		if (!isnull)
+		{
+			*token = datum_to_token(et, rel, value, false);
+			return TOKEN_GIVEN;
+		}
+	}
+	return TOKEN_NONE;
+}
+
 PG_FUNCTION_INFO_V1(fence_enforce);
 
 /*
@@ -1562,11 +809,9 @@ fence_enforce(PG_FUNCTION_ARGS)
 	bool		is_insert,
 				is_update;
 	FenceToken	token = 0;
-	TokenSource source = TOKEN_NONE;
+	TokenSource source;
 	Datum		value;
 	bool		isnull;
-	bool		has_set = false;	/* UPDATE set the fence, not to NULL */
-	FenceToken	set_token = 0;	/* ... to this */
 	MoveMemo   *memo;
 	const char *key = NULL;
 	int			keylen = 0;
@@ -1602,7 +847,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 						 RelationGetRelationName(rel))));
 	}
 
-	et = get_trigger_entry(fcinfo, trigdata);
+	et = FenceEnforceGetTrigger(fcinfo, trigdata);
 	cfg = &et->cfg;
 
 	is_insert = TRIGGER_FIRED_BY_INSERT(event);
@@ -1646,60 +891,8 @@ fence_enforce(PG_FUNCTION_ARGS)
 		memo->stage = MOVE_FREE;
 	}
 
-	/*
-	 * The write's token T.  UPDATE: a value the statement sets in the fence
-	 * column, if it differs from the stored fence; else the token in
-	 * effect; else the value set, equal to the stored fence (the holder
-	 * writing again).  A value equal to the stored one is no token while one
-	 * is in effect, because PostgreSQL cannot tell a statement that sets the
-	 * fence from one that copies it: a MERGE hands every BEFORE UPDATE
-	 * trigger the columns all of its UPDATE actions set (on 15 to 18), and
-	 * "fence = CASE ... ELSE fence END" or an ORM saving every column back
-	 * copy the stored value.  INSERT: the token in effect, else the value
-	 * given.  DELETE: the token in effect.  A NULL is no token.
-	 */
-	if (is_update &&
-		bms_is_member(cfg->attnum - FirstLowInvalidHeapAttributeNumber,
-					  trigdata->tg_updatedcols))
-	{
-		value = heap_getattr(newrow, cfg->attnum, RelationGetDescr(rel), &isnull);
-		if (!isnull)
-		{
-			FenceToken	stored = 0;
-
-			set_token = datum_to_token(et, rel, value, false);
-			has_set = true;
-			value = heap_getattr(oldrow, cfg->attnum, RelationGetDescr(rel), &isnull);
-			if (!isnull)
-				stored = datum_to_token(et, rel, value, true);
-			if (set_token != stored)
-			{
-				token = set_token;
-				source = TOKEN_FROM_COLUMN;
-			}
-		}
-	}
-	if (source == TOKEN_NONE)
-	{
-		if (cfg->lease != NULL)
-			key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
-		if (FenceSessionTokenInEffect(key, keylen, &token))
-			source = TOKEN_IN_EFFECT;
-		else if (has_set)
-		{
-			token = set_token;
-			source = TOKEN_FROM_COLUMN;
-		}
-	}
-	if (source == TOKEN_NONE && is_insert)
-	{
-		value = heap_getattr(newrow, cfg->attnum, RelationGetDescr(rel), &isnull);
-		if (!isnull)
-		{
-			token = datum_to_token(et, rel, value, false);
-			source = TOKEN_GIVEN;
-		}
-	}
+	source = write_token(et, trigdata, oldrow, newrow, keyrow, &token,
+						 keybuf, &key, &keylen);
 
 	if (source == TOKEN_NONE)
 	{
@@ -1782,7 +975,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 					 errhint("Strict mode works only on the server that grants the leases, with fence in shared_preload_libraries; on a server that only stores fenced rows, protect the table without strict.")));
 		if (key == NULL)
 			key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
-		status = strict_check(key, keylen, token, RelationGetRelid(rel));
+		status = FenceStrictCheck(key, keylen, token, RelationGetRelid(rel));
 		if (status != FENCE_LEASE_HELD)
 		{
 			if (cfg->skip)
@@ -1821,361 +1014,37 @@ fence_enforce(PG_FUNCTION_ARGS)
 	return PointerGetDatum(newrow);
 }
 
-/* ----------------------------------------------------------------
- * The COMMIT-time check of strict writes
- * ----------------------------------------------------------------
- */
-
 /*
- * Every lease a strict write was accepted under must still be held by the
- * same token when the transaction commits (PREPARE is refused): a holder that
- * paused between its write and its COMMIT, and lost the lease meanwhile,
- * must not commit stale work.
+ * At the end of a transaction: its move memos are gone, its row counts go to
+ * the shared statistics, and the cache entries it invalidated are freed.
  */
-static void
-check_strict_writes(void)
-{
-	HASH_SEQ_STATUS status;
-	StrictWrite *w;
-
-	if (strict_writes == NULL)
-		return;
-	hash_seq_init(&status, strict_writes);
-	while ((w = hash_seq_search(&status)) != NULL)
-	{
-		FenceLeaseStatus st = FenceLeaseGetStatus(MyDatabaseId, w->k.key,
-												  w->k.keylen, w->k.token,
-												  NULL);
-
-		if (st != FENCE_LEASE_HELD)
-		{
-			char	   *relname = get_rel_name(w->relid);
-
-			hash_seq_term(&status);
-			FenceStatsCount(FENCE_STAT_COMMITS_ABORTED);
-			ereport(ERROR,
-					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
-					 errmsg("cannot commit: lease \"%.*s\" was lost after this transaction wrote under it",
-							w->k.keylen, w->k.key),
-					 errdetail("This transaction wrote rows of table \"%s\" in strict mode with token %lld, whose status is now \"%s\".",
-							   relname ? relname : "?", (long long) w->k.token,
-							   FenceLeaseStatusName(st)),
-					 errhint("The transaction is rolled back.  Take the lease again before retrying.")));
-		}
-	}
-}
-
 static void
 enforce_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
-		case XACT_EVENT_PRE_COMMIT:
-			check_strict_writes();
-			break;
-		case XACT_EVENT_PRE_PREPARE:
-
-			/*
-			 * COMMIT PREPARED runs no extension code that could check the
-			 * leases again, and may come any time later: a prepared strict
-			 * write could commit after its lease passed on.
-			 */
-			if (strict_writes != NULL && hash_get_num_entries(strict_writes) > 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot PREPARE a transaction that wrote rows in strict mode"),
-						 errdetail("COMMIT PREPARED does not check the lease again, and may run after the lease was lost."),
-						 errhint("Commit the transaction directly, or write to tables protected without strict.")));
-			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			forget_strict_writes();
 			move_memo_forget_all();
-			enforce_sweep();
-			FenceStatsAdd(FENCE_STAT_WRITES_ACCEPTED, count_accepted);
-			FenceStatsAdd(FENCE_STAT_WRITES_REJECTED, count_rejected);
-			FenceStatsAdd(FENCE_STAT_WRITES_SKIPPED, count_skipped);
+			FenceEnforceCacheSweep();
+			FenceDbAdd(FENCE_STAT_WRITES_ACCEPTED, count_accepted);
+			FenceDbAdd(FENCE_STAT_WRITES_REJECTED, count_rejected);
+			FenceDbAdd(FENCE_STAT_WRITES_SKIPPED, count_skipped);
 			count_accepted = count_rejected = count_skipped = 0;
 			break;
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		default:
 			break;
 	}
 }
 
-/*
- * A rolled-back savepoint takes its strict writes with it; a released one
- * hands them to its parent.
- */
+/* A rolled-back savepoint takes the move memos made in it with it. */
 static void
 enforce_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 						 SubTransactionId parentSubid, void *arg)
 {
-	HASH_SEQ_STATUS status;
-	StrictWrite *w;
-
-	if (event != SUBXACT_EVENT_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
-		return;
 	if (event == SUBXACT_EVENT_ABORT_SUB)
 		move_memo_forget_all();
-	strict_last_valid = false;
-	if (strict_writes == NULL || strict_max_subid < mySubid)
-		return;
-
-	hash_seq_init(&status, strict_writes);
-	while ((w = hash_seq_search(&status)) != NULL)
-	{
-		if (w->subid < mySubid)
-			continue;
-		if (event == SUBXACT_EVENT_COMMIT_SUB)
-			w->subid = parentSubid;
-		else if (hash_search(strict_writes, &w->k, HASH_REMOVE, NULL) == NULL)
-			elog(WARNING, "fence: strict write entry vanished");
-	}
-	strict_max_subid = parentSubid;
-}
-
-/* ----------------------------------------------------------------
- * fence_protect() and fence_unprotect()
- * ----------------------------------------------------------------
- */
-
-/* Run one utility command through SPI. */
-static void
-run_utility(const char *sql)
-{
-	int			rc;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	rc = SPI_execute(sql, false, 0);
-	if (rc != SPI_OK_UTILITY)
-		elog(ERROR, "SPI_execute failed with %s: %s", SPI_result_code_string(rc), sql);
-	SPI_finish();
-}
-
-/* schema.table, quoted, of a relation. */
-static char *
-qualified_relname(Oid relid)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  get_rel_name(relid));
-}
-
-/*
- * If relid's fence trigger is a partition's copy of its parent's trigger,
- * fail: it is managed on the table it came from.  (PostgreSQL would refuse
- * too, with a message about internal or child triggers.)
- */
-static void
-refuse_child_trigger(Oid relid, bool protect)
-{
-	Relation	tgrel;
-	ScanKeyData key[2];
-	SysScanDesc scan;
-	HeapTuple	tuple;
-	Oid			parent_trigger = InvalidOid;
-	Oid			parent_rel = InvalidOid;
-
-	tgrel = table_open(TriggerRelationId, AccessShareLock);
-	ScanKeyInit(&key[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(relid));
-	ScanKeyInit(&key[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
-				F_NAMEEQ, CStringGetDatum(FENCE_TRIGGER_NAME));
-	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 2, key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-		parent_trigger = ((Form_pg_trigger) GETSTRUCT(tuple))->tgparentid;
-	systable_endscan(scan);
-
-	if (OidIsValid(parent_trigger))
-	{
-		ScanKeyInit(&key[0], Anum_pg_trigger_oid, BTEqualStrategyNumber,
-					F_OIDEQ, ObjectIdGetDatum(parent_trigger));
-		scan = systable_beginscan(tgrel, TriggerOidIndexId, true, NULL, 1, key);
-		tuple = systable_getnext(scan);
-		if (HeapTupleIsValid(tuple))
-			parent_rel = ((Form_pg_trigger) GETSTRUCT(tuple))->tgrelid;
-		systable_endscan(scan);
-	}
-	table_close(tgrel, AccessShareLock);
-
-	if (OidIsValid(parent_trigger))
-	{
-		char	   *parent = OidIsValid(parent_rel) ? get_rel_name(parent_rel) : "?";
-
-		if (protect)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("cannot protect partition \"%s\": it is protected by the trigger of \"%s\"",
-							get_rel_name(relid), parent),
-					 errhint("Call fence_protect() on \"%s\", which covers all its partitions.",
-							 parent)));
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("cannot unprotect partition \"%s\": it is protected by the trigger of \"%s\"",
-							get_rel_name(relid), parent),
-					 errhint("Call fence_unprotect() on \"%s\", which covers all its partitions.",
-							 parent)));
-	}
-}
-
-/* Fail with 22023 when a fence_protect argument is NULL. */
-static void
-require_arg(FunctionCallInfo fcinfo, int argno, const char *name)
-{
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be null", name)));
-}
-
-PG_FUNCTION_INFO_V1(fence_protect);
-
-/*
- * fence_protect(tbl, column_name, on_stale, lease, strict, require_token)
- * returns the trigger's name.  Checks everything the trigger would check,
- * then creates (or replaces) trigger zz_fence_enforce on the table.
- */
-Datum
-fence_protect(PG_FUNCTION_ARGS)
-{
-	Oid			relid;
-	char		relkind;
-	char	   *column;
-	char	   *on_stale;
-	char	   *lease = NULL;
-	bool		strict;
-	bool		require_token;
-	char	   *args[5];
-	int			nargs = 0;
-	Relation	rel;
-	EnforceConfig cfg;
-	AclResult	aclresult;
-	StringInfoData cmd;
-	Oid			nspoid;
-	Oid			fence_foid;
-	ListCell   *lc;
-
-	require_arg(fcinfo, 0, "tbl");
-	require_arg(fcinfo, 1, "column_name");
-	require_arg(fcinfo, 2, "on_stale");
-	require_arg(fcinfo, 4, "strict");
-	require_arg(fcinfo, 5, "require_token");
-	relid = PG_GETARG_OID(0);
-	column = pstrdup(NameStr(*PG_GETARG_NAME(1)));
-	on_stale = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	if (!PG_ARGISNULL(3))
-		lease = text_to_cstring(PG_GETARG_TEXT_PP(3));
-	strict = PG_GETARG_BOOL(4);
-	require_token = PG_GETARG_BOOL(5);
-
-	relkind = get_rel_relkind(relid);
-	if (relkind == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_TRIGGER);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, get_relkind_objtype(relkind), get_rel_name(relid));
-	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE &&
-		relkind != RELKIND_FOREIGN_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("cannot protect \"%s\": it is not a table", get_rel_name(relid)),
-				 errdetail("fence_protect() works on tables, partitioned tables and foreign tables.")));
-
-	/* The trigger's arguments, as fence_enforce() will read them. */
-	args[nargs++] = column;
-	if (pg_strcasecmp(on_stale, "error") == 0)
-		;
-	else if (pg_strcasecmp(on_stale, "skip") == 0)
-		args[nargs++] = "on_stale=skip";
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for on_stale: \"%s\"", on_stale),
-				 errhint("Use 'error' (the default) or 'skip'.")));
-	if (lease != NULL)
-		args[nargs++] = psprintf("lease=%s", lease);
-	if (strict)
-		args[nargs++] = "strict";
-	if (require_token)
-		args[nargs++] = "require_token";
-
-	/* Check them now, so that a mistake fails here and not at a write. */
-	rel = relation_open(relid, ShareRowExclusiveLock);
-	parse_trigger_args(rel, nargs, args, &cfg);
-	relation_close(rel, NoLock);
-	refuse_child_trigger(relid, true);
-
-	nspoid = FenceExtensionSchema();
-	if (!OidIsValid(nspoid))
-		elog(ERROR, "extension fence is not installed in this database");
-
-	/* No BEFORE trigger may fire after it, on the table or a partition. */
-	fence_foid = LookupFuncName(list_make2(makeString(get_namespace_name(nspoid)),
-										   makeString("fence_enforce")),
-								0, NULL, false);
-	foreach(lc, find_all_inheritors(relid, ShareRowExclusiveLock, NULL))
-	{
-		Relation	part = relation_open(lfirst_oid(lc), NoLock);
-
-		refuse_later_triggers(part, FENCE_TRIGGER_NAME,
-							  TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE |
-							  TRIGGER_TYPE_DELETE, fence_foid);
-		relation_close(part, NoLock);
-	}
-
-	initStringInfo(&cmd);
-	appendStringInfoString(&cmd, "CREATE OR REPLACE TRIGGER ");
-	appendStringInfo(&cmd, "%s BEFORE INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s.fence_enforce(",
-					 quote_identifier(FENCE_TRIGGER_NAME), qualified_relname(relid),
-					 quote_identifier(get_namespace_name(nspoid)));
-	for (int i = 0; i < nargs; i++)
-		appendStringInfo(&cmd, "%s%s", i > 0 ? ", " : "", quote_literal_cstr(args[i]));
-	appendStringInfoChar(&cmd, ')');
-	run_utility(cmd.data);
-
-	PG_RETURN_TEXT_P(cstring_to_text(FENCE_TRIGGER_NAME));
-}
-
-PG_FUNCTION_INFO_V1(fence_unprotect);
-
-/*
- * fence_unprotect(tbl): drops the trigger fence_protect() made.  Returns
- * false if there was none.
- */
-Datum
-fence_unprotect(PG_FUNCTION_ARGS)
-{
-	Oid			relid;
-	StringInfoData cmd;
-
-	require_arg(fcinfo, 0, "tbl");
-	relid = PG_GETARG_OID(0);
-	if (get_rel_relkind(relid) == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-#if PG_VERSION_NUM >= 160000
-	if (!object_ownercheck(RelationRelationId, relid, GetUserId()))
-#else
-	if (!pg_class_ownercheck(relid, GetUserId()))
-#endif
-		aclcheck_error(ACLCHECK_NOT_OWNER,
-					   get_relkind_objtype(get_rel_relkind(relid)),
-					   get_rel_name(relid));
-	if (!OidIsValid(get_trigger_oid(relid, FENCE_TRIGGER_NAME, true)))
-		PG_RETURN_BOOL(false);
-	refuse_child_trigger(relid, false);
-
-	initStringInfo(&cmd);
-	appendStringInfo(&cmd, "DROP TRIGGER %s ON %s",
-					 quote_identifier(FENCE_TRIGGER_NAME), qualified_relname(relid));
-	run_utility(cmd.data);
-	PG_RETURN_BOOL(true);
 }

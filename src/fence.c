@@ -2,9 +2,10 @@
  *
  * fence.c
  *		Module entry point, and wiring only: defines the settings, installs
- *		the trigger's transaction callbacks, and when the library is in
- *		shared_preload_libraries, claims shared memory for the modules that
- *		need it and has them create or attach to it at startup.
+ *		the trigger's transaction callbacks and session.c's DISCARD ALL hook,
+ *		and when the library is in shared_preload_libraries, claims shared
+ *		memory for the modules that need it and has them create or attach to
+ *		it at startup, and tells the lease table of each DROP DATABASE.
  *
  * Nothing in here is called by another module; what every module needs
  * about the extension as a whole lives at the bottom, in extension.c.
@@ -13,6 +14,8 @@
  */
 #include "postgres.h"
 
+#include "catalog/objectaccess.h"
+#include "catalog/pg_database.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -24,16 +27,21 @@ PG_MODULE_MAGIC;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
 
 void		_PG_init(void);
 static void fence_shmem_request(void);
 static void fence_shmem_startup(void);
+static void fence_object_access(ObjectAccessType access, Oid classId,
+								Oid objectId, int subId, void *arg);
 
 void
 _PG_init(void)
 {
 	FenceGucInit();
 	FenceEnforceInit();
+	FenceSessionInit();
+	FenceCitusInit();
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -44,6 +52,22 @@ _PG_init(void)
 	shmem_request_hook = fence_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = fence_shmem_startup;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = fence_object_access;
+}
+
+/*
+ * DROP DATABASE: the lease table frees the database's leases, breakers and
+ * slot as the drop commits, before its OID can be given to a new database.
+ */
+static void
+fence_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == DatabaseRelationId)
+		FenceLeaseDatabaseDropping(objectId);
 }
 
 /*
@@ -58,10 +82,10 @@ fence_shmem_request(void)
 		prev_shmem_request_hook();
 
 	RequestAddinShmemSpace(add_size(FenceClockShmemSize(),
-									add_size(FenceStatsShmemSize(),
+									add_size(FenceDbShmemSize(),
 											 FenceLeaseShmemSize())));
 	RequestAddinShmemSpace(FenceBreakerShmemSize());
-	FenceStatsShmemRequest();
+	FenceDbShmemRequest();
 	FenceLeaseShmemRequest();
 	FenceBreakerShmemRequest();
 }
@@ -78,10 +102,12 @@ fence_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	FenceClockShmemInit();
-	FenceStatsShmemInit(FenceCounterBlockInit);
+	FenceDbShmemInit(FenceCounterBlockInit);
 	FenceLeaseShmemInit();
 	FenceBreakerShmemInit();
 	/* The sweep of dropped databases frees their breakers too. */
-	FenceStatsShareDatabases(FenceBreakerDatabases, FenceBreakerForgetDatabase);
+	FenceDbShareDatabases(FenceBreakerDatabases, FenceBreakerForgetDatabase);
+	/* Claiming a database slot runs that sweep when every slot is taken. */
+	FenceDbSetSweep(FenceLeaseForgetDroppedDatabases);
 	LWLockRelease(AddinShmemInitLock);
 }

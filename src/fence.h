@@ -7,17 +7,48 @@
  * Modules, top to bottom (a module calls only modules below it):
  *
  *	fence.c			_PG_init and the shared-memory hooks; wires the rest
- *	enforce.c		the fence_enforce() trigger and its COMMIT-time check
+ *	protect.c		fence_protect(), fence_unprotect(): the trigger made and dropped
+ *	enforce.c		the fence_enforce() trigger: the rule for each row, moved rows
+ *	enforce_commit.c	strict mode's lease checks, at each write and at COMMIT
+ *	enforce_cache.c	the trigger's arguments, checked, parsed and cached
  *	breaker.c		shared circuit breakers; a probe is a lease
  *	lease_sql.c		SQL-callable lease functions, views and clock controls
+ *	citus.c			Citus: the token in effect carried to the worker nodes
  *	session.c		what this backend holds, the token in effect, clean-up
  *	lease_table.c	the shared-memory lease table: grant, release, wait
  *	counter.c		the durable per-database token counter
  *	clock.c			the lease clock: real time, or the virtual test clock
- *	stats.c			per-database shared state: counters and high-water mark
+ *	dbstate.c		per-database shared state: slots, statistics, high-water mark
  *	token.c			the fence_token type
  *	guc.c			the fence.* settings
  *	extension.c		whether the library was preloaded; the extension's schema
+ *
+ * Locks, in the order they may be taken: a lock further down the list may be
+ * taken while one above it is held, never the other way round.  The module
+ * that owns a lock says what it guards.
+ *
+ *	1. heavyweight locks: the token counter's sequence (counter.c, while it
+ *	   reserves one of the last blocks, and in fence_advance_tokens), a
+ *	   database object (lease_table.c's sweep of dropped databases, never
+ *	   waited for).  Never taken with an LWLock or a spinlock held.
+ *	2. "fence_breakers" (breaker.c).  Taken with no other lock of fence
+ *	   held, and nothing is taken while it is held: a breaker's probe is
+ *	   decided under it, taken as a lease with it released, and recorded
+ *	   under it again.
+ *	3. "fence_databases" (dbstate.c), to claim or free a database's slot.
+ *	   Taken with no partition lock held (a grant claims its slot before it
+ *	   locks a partition); nothing is taken while it is held.
+ *	4. one partition lock, "fence_leases" (lease_table.c); never two at
+ *	   once.  Held only over work that cannot wait or ERROR: never across a
+ *	   latch wait, palloc, the counter's refill (WAL flush, synchronous
+ *	   replication) or an ereport.
+ *	5. "fence_lease_roles" (lease_table.c), only inside a partition lock.
+ *	6. spinlocks, each held for a few instructions and never two at once:
+ *	   the lease table's free list, a database's token block (counter.c),
+ *	   the virtual clock (clock.c).
+ *
+ * PostgreSQL's SyncRepLock is read (shared, briefly) by the counter's refill,
+ * which runs with none of the above held.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,6 +59,7 @@
 
 #include "datatype/timestamp.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "storage/spin.h"
 
 /*
@@ -63,6 +95,27 @@ extern bool fence_preloaded;
 extern void FenceRequirePreload(void);
 extern Oid	FenceExtensionSchema(void);
 
+/*
+ * The token in effect that a Citus coordinator carried to this session (see
+ * guc.c's fence.carried_tokens): a parsed list of items.  kind is 'U' (the
+ * latest fence_use_token), 'u' (the latest without a lease name), 'k' (the
+ * latest with lease name key) or 'l' (a lease the coordinator's session
+ * remembers).
+ */
+typedef struct FenceCarriedItem
+{
+	char		kind;
+	FenceToken	token;
+	int			keylen;
+	const char *key;			/* 'k' and 'l'; not NUL-ended */
+} FenceCarriedItem;
+
+typedef struct FenceCarried
+{
+	int			n;
+	FenceCarriedItem items[FLEXIBLE_ARRAY_MEMBER];
+} FenceCarried;
+
 /* guc.c */
 extern int	fence_max_leases;
 extern int	fence_max_ttl_s;
@@ -72,7 +125,12 @@ extern int	fence_max_databases;
 extern int	fence_max_leases_per_role;
 extern bool fence_log_lease_waits;
 extern int	fence_max_breakers;
+extern char *fence_carried_tokens;
+extern const FenceCarried *fence_carried;
 extern void FenceGucInit(void);
+extern int	FenceMaxLeasesPerRole(void);
+extern void FenceCarriedAppend(StringInfo buf, char kind, FenceToken token,
+							   const char *key, int keylen);
 
 /* token.c */
 extern Oid	FenceTokenTypeOid(void);
@@ -88,7 +146,7 @@ extern TimestampTz FenceClockSet(TimestampTz when);
 extern void FenceClockClear(void);
 extern TimestampTz FenceClockAdvance(int64 usecs);
 
-/* stats.c */
+/* dbstate.c */
 typedef enum FenceStat
 {
 	FENCE_STAT_GRANTS,
@@ -107,7 +165,7 @@ typedef enum FenceStat
 
 /*
  * The durable counter's block of reserved tokens in one database: counter.c's
- * (it initializes and uses it), kept in stats.c's per-database slot.  Tokens
+ * (it initializes and uses it), kept in dbstate.c's per-database slot.  Tokens
  * up to "last" are durable; those above "issued" are not handed out yet.
  */
 typedef struct FenceCounterBlock
@@ -121,18 +179,18 @@ typedef struct FenceCounterBlock
 	FenceToken	spare_last;		/* or spare_last = 0 */
 } FenceCounterBlock;
 
-extern void FenceStatsShmemRequest(void);
-extern Size FenceStatsShmemSize(void);
+extern void FenceDbShmemRequest(void);
+extern Size FenceDbShmemSize(void);
 /* counter.c's FenceCounterBlockInit; reuse: a slot given to another database */
 typedef void (*FenceCounterBlockInitFn) (FenceCounterBlock *block, bool reuse);
-extern void FenceStatsShmemInit(FenceCounterBlockInitFn init_block);
-extern void FenceStatsCount(FenceStat which);
-extern void FenceStatsAdd(FenceStat which, uint64 n);
-extern bool FenceStatsPublishGrant(FenceToken token);
-extern FenceCounterBlock *FenceStatsCounterBlock(bool missing_ok);
-extern bool FenceStatsHaveSlot(void);
-extern int	FenceStatsDatabases(Oid **dbids);
-extern void FenceStatsForgetDatabase(Oid dbid);
+extern void FenceDbShmemInit(FenceCounterBlockInitFn init_block);
+extern void FenceDbCount(FenceStat which);
+extern void FenceDbAdd(FenceStat which, uint64 n);
+extern bool FenceDbPublishGrant(FenceToken token);
+extern FenceCounterBlock *FenceDbCounterBlock(bool missing_ok);
+extern void FenceDbClaimSlot(void);
+extern int	FenceDbDatabases(Oid **dbids);
+extern void FenceDbForgetDatabase(Oid dbid);
 
 /*
  * Per-database state that a module above keeps in shared memory of its own
@@ -142,8 +200,16 @@ extern void FenceStatsForgetDatabase(Oid dbid);
  */
 typedef int (*FenceDatabasesFn) (Oid **dbids);
 typedef int (*FenceForgetDatabaseFn) (Oid dbid);
-extern void FenceStatsShareDatabases(FenceDatabasesFn databases,
+extern void FenceDbShareDatabases(FenceDatabasesFn databases,
 									 FenceForgetDatabaseFn forget);
+
+/*
+ * The lease table's sweep of dropped databases (it frees their leases, then
+ * their slots through FenceDbForgetDatabase), which claiming a slot runs
+ * when every slot is taken; fence.c hands it over.
+ */
+typedef int (*FenceSweepFn) (void);
+extern void FenceDbSetSweep(FenceSweepFn sweep);
 
 /* counter.c */
 extern void FenceCounterBlockInit(FenceCounterBlock *block, bool reuse);
@@ -273,6 +339,7 @@ extern FenceLeaseStatus FenceLeaseGetStatusRole(Oid dbid, const char *key,
 												Oid *roleid);
 extern bool FenceLeaseStampHolds(const FenceLeaseStamp *stamp);
 extern int	FenceLeaseForgetDroppedDatabases(void);
+extern void FenceLeaseDatabaseDropping(Oid dbid);
 extern const char *FenceLeaseStatusName(FenceLeaseStatus status);
 extern const char *FenceLeaseScopeName(FenceLeaseScope scope);
 extern void FenceLeaseWakeWaiters(void);
@@ -289,6 +356,7 @@ extern int	FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters);
 extern int	FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers);
 
 /* session.c */
+extern void FenceSessionInit(void);
 extern bool FenceSessionTokenInEffect(const char *lease_key, int keylen,
 									  FenceToken *token);
 extern void FenceSessionAcquire(const FenceLeaseRequest *req,
@@ -297,6 +365,40 @@ extern bool FenceSessionRelease(const char *key, int keylen, FenceToken token);
 extern bool FenceSessionBreak(const char *key, int keylen, FenceToken *token);
 extern void FenceSessionUseToken(FenceToken token, const char *key,
 								 int keylen);
+extern void FenceSessionCarryState(StringInfo buf);
+
+/* citus.c */
+typedef enum FenceCitusTable
+{
+	CITUS_TABLE_NONE,			/* not a Citus table, or no Citus here */
+	CITUS_TABLE_DISTRIBUTED,	/* shards on the worker nodes */
+	CITUS_TABLE_REFERENCE,		/* a copy on every node */
+	CITUS_TABLE_LOCAL			/* a Citus local table: on the coordinator */
+} FenceCitusTable;
+
+extern void FenceCitusInit(void);
+extern FenceCitusTable FenceCitusTableKind(Oid relid);
+extern void FenceCitusCheckProtect(Oid relid, bool strict);
+
+/* enforce_cache.c (the types are in enforce.h, for the trigger's files) */
+typedef struct EnforceConfig EnforceConfig;
+typedef struct EnforceTrigger EnforceTrigger;
+struct RelationData;
+struct TriggerData;
+extern void FenceEnforceCacheInit(void);
+extern void FenceEnforceCacheSweep(void);
+extern EnforceTrigger *FenceEnforceGetTrigger(FunctionCallInfo fcinfo,
+											  struct TriggerData *trigdata);
+extern void FenceEnforceParseArgs(struct RelationData *rel, int nargs,
+								  char **args, EnforceConfig *cfg);
+extern void FenceEnforceRefuseLaterTriggers(struct RelationData *rel,
+											const char *tgname, int16 events,
+											Oid fence_foid);
+
+/* enforce_commit.c */
+extern void FenceEnforceCommitInit(void);
+extern FenceLeaseStatus FenceStrictCheck(const char *key, int keylen,
+										 FenceToken token, Oid relid);
 
 /* enforce.c */
 extern void FenceEnforceInit(void);

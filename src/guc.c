@@ -11,6 +11,7 @@
 #include <limits.h>
 
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 
 #include "fence.h"
@@ -20,9 +21,152 @@ int			fence_max_ttl_s = 86400;
 bool		fence_test_clock = false;
 int			fence_restart_grace_ms = 0;
 int			fence_max_databases = 1024;
-int			fence_max_leases_per_role = 1000;
+int			fence_max_leases_per_role = -1;
 bool		fence_log_lease_waits = false;
 int			fence_max_breakers = 1024;
+char	   *fence_carried_tokens = NULL;
+const FenceCarried *fence_carried = NULL;
+
+static bool check_carried_tokens(char **newval, void **extra, GucSource source);
+static void assign_carried_tokens(const char *newval, void *extra);
+
+/*
+ * fence.carried_tokens: the token in effect of a Citus coordinator's
+ * session, as its worker nodes receive it (citus.c sets and sends it;
+ * session.c reads it where the session has no token of its own).  The value
+ * is a list of items, each ended by ';':
+ *
+ *	U<token>				the latest fence_use_token() of the transaction
+ *	u<token>				the latest fence_use_token() without a lease name
+ *	k<token>,<len>:<key>	the latest fence_use_token(token, key) of a key
+ *	l<token>,<len>:<key>	a lease the session remembers, and its token
+ *
+ * Lease names are any text, so they go by length.  The parsed list is the
+ * setting's "extra": PostgreSQL keeps it with the value, and restores both
+ * at ROLLBACK TO SAVEPOINT and at transaction end, so what the trigger reads
+ * is always the value in effect, at the cost of a pointer read per row.
+ */
+
+/* Append one item to a carried_tokens value. */
+void
+FenceCarriedAppend(StringInfo buf, char kind, FenceToken token,
+				   const char *key, int keylen)
+{
+	appendStringInfo(buf, "%c%lld", kind, (long long) token);
+	if (key != NULL)
+	{
+		appendStringInfo(buf, ",%d:", keylen);
+		appendBinaryStringInfo(buf, key, keylen);
+	}
+	appendStringInfoChar(buf, ';');
+}
+
+/* A decimal number at *p, at most max; advances *p.  False if none. */
+static bool
+parse_number(const char **p, int64 max, int64 *result)
+{
+	int64		v = 0;
+	const char *s = *p;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	while (*s >= '0' && *s <= '9')
+	{
+		if (v > (max - (*s - '0')) / 10)
+			return false;
+		v = v * 10 + (*s - '0');
+		s++;
+	}
+	*p = s;
+	*result = v;
+	return true;
+}
+
+static bool
+check_carried_tokens(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval;
+	int			n = 0;
+	Size		keybytes = 0;
+	FenceCarried *carried;
+	char	   *keys;
+
+	if (p == NULL || *p == '\0')
+		return true;			/* nothing carried: extra stays NULL */
+
+	/* First pass: check the syntax, and count. */
+	while (*p != '\0')
+	{
+		char		kind = *p++;
+		int64		v;
+
+		if (kind != 'U' && kind != 'u' && kind != 'k' && kind != 'l')
+			goto bad;
+		if (!parse_number(&p, PG_INT64_MAX, &v))
+			goto bad;
+		if (kind == 'k' || kind == 'l')
+		{
+			if (*p++ != ',' || !parse_number(&p, FENCE_MAX_KEY_LEN, &v) ||
+				v < 1 || *p++ != ':' || strnlen(p, v) < (size_t) v)
+				goto bad;
+			p += v;
+			keybytes += v;
+		}
+		if (*p++ != ';')
+			goto bad;
+		n++;
+	}
+
+#if PG_VERSION_NUM >= 160000
+	carried = guc_malloc(LOG, offsetof(FenceCarried, items) +
+						 n * sizeof(FenceCarriedItem) + keybytes);
+#else
+	carried = malloc(offsetof(FenceCarried, items) +
+					 n * sizeof(FenceCarriedItem) + keybytes);
+#endif
+	if (carried == NULL)
+		return false;
+	keys = (char *) &carried->items[n];
+
+	/* Second pass: fill it in. */
+	carried->n = n;
+	p = *newval;
+	for (int i = 0; i < n; i++)
+	{
+		FenceCarriedItem *item = &carried->items[i];
+		int64		v = 0;
+
+		item->kind = *p++;
+		(void) parse_number(&p, PG_INT64_MAX, &v);
+		item->token = (FenceToken) v;
+		item->key = NULL;
+		item->keylen = 0;
+		if (item->kind == 'k' || item->kind == 'l')
+		{
+			p++;
+			(void) parse_number(&p, FENCE_MAX_KEY_LEN, &v);
+			p++;
+			memcpy(keys, p, v);
+			item->key = keys;
+			item->keylen = (int) v;
+			keys += v;
+			p += v;
+		}
+		p++;
+	}
+	*extra = carried;
+	return true;
+
+bad:
+	GUC_check_errdetail("The value is set by fence on a Citus coordinator, as a list of tokens and lease names.");
+	return false;
+}
+
+static void
+assign_carried_tokens(const char *newval, void *extra)
+{
+	fence_carried = (const FenceCarried *) extra;
+}
 
 void
 FenceGucInit(void)
@@ -93,13 +237,15 @@ FenceGucInit(void)
 	/*
 	 * Superuser-settable, so that an administrator can give one role a
 	 * different limit (ALTER ROLE ... SET) and a role cannot raise its own.
+	 * The default, -1, follows fence.max_leases (FenceMaxLeasesPerRole): a
+	 * fixed number would cap a large table but not a small one.
 	 */
 	DefineCustomIntVariable("fence.max_leases_per_role",
-							"Most detached leases one role may hold at a time (0: no limit).",
+							"Most detached leases one role may hold at a time (0: no limit; -1: 1000, or a quarter of fence.max_leases if less).",
 							"Detached leases outlive their sessions; the limit keeps one role from filling the lease table.  Superusers are not limited.",
 							&fence_max_leases_per_role,
-							1000,
-							0,
+							-1,
+							-1,
 							INT_MAX,
 							PGC_SUSET,
 							0,
@@ -125,5 +271,33 @@ FenceGucInit(void)
 							0,
 							NULL, NULL, NULL);
 
+	/*
+	 * Any role may set it, as any role may call fence_use_token(): it gives
+	 * a session no token it could not give itself.  Kept out of SHOW ALL and
+	 * the sample file, since it is not a knob.
+	 */
+	DefineCustomStringVariable("fence.carried_tokens",
+							   "The token in effect of a Citus coordinator's session, carried to the worker nodes.",
+							   "Set by fence on the coordinator, for each distributed transaction; a fenced write on a worker uses it when its own session has no token.",
+							   &fence_carried_tokens,
+							   "",
+							   PGC_USERSET,
+							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
+							   check_carried_tokens, assign_carried_tokens, NULL);
+
 	MarkGUCPrefixReserved("fence");
+}
+
+/*
+ * The number of detached leases one role may hold, fence.max_leases_per_role
+ * resolved: 0 for no limit.  Its default, -1, is 1000, or a quarter of the
+ * lease table when that is less, so that no single role can fill a table of
+ * any size and every table leaves room for at least three other roles.
+ */
+int
+FenceMaxLeasesPerRole(void)
+{
+	if (fence_max_leases_per_role >= 0)
+		return fence_max_leases_per_role;
+	return Min(1000, Max(fence_max_leases / 4, 1));
 }

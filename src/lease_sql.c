@@ -508,7 +508,7 @@ fence_release_impl(FunctionCallInfo fcinfo, bool int_key)
 	token = get_token(fcinfo, 1);
 	released = FenceSessionRelease(key.data, key.len, token);
 	if (!released)
-		FenceStatsCount(FENCE_STAT_RELEASES_REFUSED);
+		FenceDbCount(FENCE_STAT_RELEASES_REFUSED);
 	PG_RETURN_BOOL(released);
 }
 FENCE_KEYED_ENTRY_POINTS(fence_release)

@@ -26,7 +26,7 @@
  * lock is held; when the block must be refilled all the same (I/O, may
  * ERROR), that happens with no LWLock held: decide under the partition
  * lock, drop it, take the token, then re-check and install under the lock.
- * FenceStatsPublishGrant() under the lock makes grants visible in token
+ * FenceDbPublishGrant() under the lock makes grants visible in token
  * order; a grant that lost that race takes a new token.  Tokens wasted by
  * lost races leave gaps, which the token law allows.
  *
@@ -56,31 +56,31 @@
  * The detached leases of each role are counted (a small shared hash under
  * its own LWLock, taken inside a partition lock), so that one role cannot
  * fill the table for everyone: fence.max_leases_per_role.  Entries of a
- * dropped database are freed, with its per-database slot, when the table
- * or the slots run out, or on request (FenceLeaseForgetDroppedDatabases).
+ * dropped database are freed, with its breakers and per-database slot, as
+ * its DROP DATABASE commits (FenceLeaseDatabaseDropping); a sweep
+ * (FenceLeaseForgetDroppedDatabases) frees anything left when the table or
+ * the slots run out, or on request.
  *
  * Slot size: 296 bytes (248 of them key and owner text), plus 2 to 4 bytes
  * of bucket array per slot.
  *
- * Locks, in the order they may be taken (a lock further down the list may
- * be taken while one above it is held, never the other way round):
+ * Locks: fence.h lists every lock of fence in the order they may be taken.
+ * Here, in that order:
  *
- *	1. one partition LWLock ("fence_leases").  Never two at once: reclaim,
- *	   the fence_leases snapshot and FenceLeaseWakeWaiters() take them one
- *	   after another, releasing each first.  Held only over work that cannot
- *	   wait or ERROR (acquire_step promises this); never across WaitLatch,
- *	   palloc, the counter's refill (FenceCounterNext: WAL, synchronous
- *	   replication) or reclaim_some().  stats.c's LWLock (claiming a
- *	   database's slot) is taken only with no partition lock held:
- *	   FenceLeaseAcquire claims the slot before it locks a partition.
- *	2. the role-count LWLock ("fence_lease_roles"), taken only inside
- *	   role_count_add() and role_count_sub(), which may run with a partition
- *	   lock held; nothing is taken while it is held, and a full hash makes
- *	   them return, never ERROR.
- *	3. spinlocks, each held for a few instructions and never two at once:
- *	   free_mutex (free_head, nfree and the "next" links of free slots);
- *	   the counter block's mutex (counter.c: issued, last, the spare block);
- *	   the virtual clock's mutex (clock.c, read by FenceNow()).
+ *	- one partition LWLock ("fence_leases").  Never two at once: reclaim,
+ *	  the fence_leases snapshot and FenceLeaseWakeWaiters() take them one
+ *	  after another, releasing each first.  Held only over work that cannot
+ *	  wait or ERROR (acquire_step promises this); never across WaitLatch,
+ *	  palloc, the counter's refill (FenceCounterNext: WAL, synchronous
+ *	  replication) or reclaim_some().  dbstate.c's LWLock (claiming a
+ *	  database's slot) is taken only with no partition lock held:
+ *	  FenceLeaseAcquire claims the slot before it locks a partition.
+ *	- the role-count LWLock ("fence_lease_roles"), taken only inside
+ *	  role_count_add() and role_count_sub(), which may run with a partition
+ *	  lock held; nothing is taken while it is held, and a full hash makes
+ *	  them return, never ERROR.
+ *	- free_mutex, a spinlock: free_head, nfree and the "next" links of free
+ *	  slots.
  *
  * What each lock guards:
  *	- the role-count lock: role_counts, the number of detached leases each
@@ -105,7 +105,7 @@
  *	  never exceeds its permits, which change only while nothing holds or
  *	  awaits the key;
  *	- a proc is in at most one queue, and lease_waiters[proc].slot says which;
- *	- a held entry's token was published with FenceStatsPublishGrant()
+ *	- a held entry's token was published with FenceDbPublishGrant()
  *	  under the partition lock, so grants of a database appear in token
  *	  order; tokens only grow per key.
  *
@@ -115,20 +115,26 @@
 
 #include <limits.h>
 
+#include "access/genam.h"
+#include "access/table.h"
 #include "access/twophase.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
 #include "common/hashfn.h"
 #include "common/int.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lock.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
-#include "utils/syscache.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
@@ -761,11 +767,70 @@ reclaim_all(Oid dbid)
 }
 
 /*
+ * Free every lease, breaker and the per-database slot of database dbid,
+ * which the caller made sure is dropped and that nobody can connect to
+ * while this runs.  Takes the partition locks one after another, then the
+ * breaker and slot locks; no ERROR of its own.
+ */
+static int
+forget_database(Oid dbid)
+{
+	/* None of its backends is left to wait, so every entry goes. */
+	int			ended = reclaim_all(dbid);
+
+	FenceDbForgetDatabase(dbid);
+	return ended;
+}
+
+/*
+ * Does database dbid exist now?  Read with a snapshot taken now: the
+ * syscache, and the catalog snapshot behind it, are only as fresh as the
+ * invalidations this backend has read, and whether it read the one of a
+ * CREATE DATABASE that committed since depends on what it locked in
+ * between; a snapshot taken after our lock on the database object does not.
+ */
+static bool
+database_exists_now(Oid dbid)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	Snapshot	snapshot;
+	bool		found;
+
+	ScanKeyInit(&key, Anum_pg_database_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(dbid));
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = systable_beginscan(rel, DatabaseOidIndexId, true, snapshot, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
  * Free the leases and the per-database slots of every database that was
  * dropped: its detached leases would otherwise stay until they expire,
  * beyond the reach of fence_break, which works in the caller's database.
- * Needs a transaction (it reads pg_database); takes no lock across that.
- * Returns how many held leases it ended.
+ * DROP DATABASE frees them as it commits (FenceLeaseDatabaseDropping), so
+ * this finds something only if that did not run.  Needs a transaction (it
+ * reads pg_database); takes no LWLock across that.  Returns how many held
+ * leases it ended.
+ *
+ * It must never free the state of a live database, nor of a new database
+ * that took a dropped one's OID.  So for each database it holds a lock on
+ * the database object (ShareLock, not waited for) while it decides and
+ * frees: a backend takes RowExclusiveLock on its database while it
+ * connects, so while we hold ours nobody connects to a database of that
+ * OID, DROP DATABASE (AccessExclusiveLock) is not under way, and a backend
+ * that connected before has seen the database committed.  The existence
+ * check then reads pg_database with a snapshot taken after the lock: if it
+ * finds no such database, no backend is connected to one of that OID and
+ * none can connect until we are done, so every lease, breaker and slot of
+ * that OID belongs to the dropped database.  A lock that is not free means
+ * a connection or a drop is under way: the database is skipped this time.
  */
 int
 FenceLeaseForgetDroppedDatabases(void)
@@ -776,18 +841,74 @@ FenceLeaseForgetDroppedDatabases(void)
 
 	if (lease_shared == NULL)
 		return 0;
-	n = FenceStatsDatabases(&dbids);
+	n = FenceDbDatabases(&dbids);
 	for (int i = 0; i < n; i++)
 	{
-		if (dbids[i] == MyDatabaseId ||
-			SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(dbids[i])))
+		LOCKTAG		tag;
+
+		if (dbids[i] == MyDatabaseId)
 			continue;
-		/* None of its backends is left to wait, so every entry goes. */
-		ended += reclaim_all(dbids[i]);
-		FenceStatsForgetDatabase(dbids[i]);
+		SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, dbids[i], 0);
+		if (LockAcquire(&tag, ShareLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+			continue;
+		if (!database_exists_now(dbids[i]))
+			ended += forget_database(dbids[i]);
+		LockRelease(&tag, ShareLock, false);
 	}
 	pfree(dbids);
 	return ended;
+}
+
+/*
+ * The database that this backend's DROP DATABASE is dropping, whose state
+ * goes when the drop commits; InvalidOid if none.  DROP DATABASE cannot run
+ * in a transaction block, so there is at most one.
+ */
+static Oid	dropping_dbid = InvalidOid;
+static bool drop_callback_registered = false;
+
+/*
+ * Free a dropped database's state just before its DROP DATABASE commits.
+ * Not earlier: the drop may still fail before it is done, while the
+ * database is in use (DROP DATABASE checks that only after the hook).  Not
+ * later: until the drop commits, pg_database still holds the database's
+ * row, and a new database gets an OID only if no row of pg_database has it
+ * (GetNewOidWithIndex looks at dead rows too), so no new database can have
+ * this OID yet, and none inherits the old one's leases, breakers, slot or
+ * counter block.  DROP DATABASE holds AccessExclusiveLock on the database,
+ * so nobody is connected to it.  Interrupts are held: an ERROR here would
+ * abort a drop whose files are gone already.
+ */
+static void
+drop_xact_callback(XactEvent event, void *arg)
+{
+	Oid			dbid = dropping_dbid;
+
+	if (!OidIsValid(dbid))
+		return;
+	dropping_dbid = InvalidOid;
+	if (event != XACT_EVENT_PRE_COMMIT)
+		return;
+	HOLD_INTERRUPTS();
+	(void) forget_database(dbid);
+	RESUME_INTERRUPTS();
+}
+
+/*
+ * DROP DATABASE dbid is under way in this backend (fence.c's object access
+ * hook): have its state freed as it commits.
+ */
+void
+FenceLeaseDatabaseDropping(Oid dbid)
+{
+	if (lease_shared == NULL)
+		return;
+	if (!drop_callback_registered)
+	{
+		RegisterXactCallback(drop_xact_callback, NULL);
+		drop_callback_registered = true;
+	}
+	dropping_dbid = dbid;
 }
 
 /* A free slot for a new entry, reclaiming if needed.  No lock held. */
@@ -1243,7 +1364,7 @@ prepare_grant(const FenceLeaseRequest *req, FenceToken *token, int role_limit,
 	count_it = req->scope == FENCE_SCOPE_DETACHED && !*same_role_detached;
 	if (count_it && !role_count_add(GetUserId(), role_limit, &role_limit_count))
 		return STEP_ROLE_LIMIT;
-	if (!FenceStatsPublishGrant(*token))
+	if (!FenceDbPublishGrant(*token))
 	{
 		if (count_it)
 			role_count_sub(GetUserId());
@@ -1551,6 +1672,61 @@ ms_until(TimestampTz until, TimestampTz now)
 }
 
 /*
+ * FenceLeaseAcquire's wait: the grant was refused (STEP_REFUSED) or held
+ * back by the restart grace (STEP_GRACE), and the request waits.  Sleeps
+ * until the latch is set (a holder let go, a waiter ahead left, the clock
+ * moved), until wake_at (the lease's expiry in real time, or the grace's
+ * end), or until the request's deadline; logs the wait once, after
+ * deadlock_timeout, as log_lock_waits does.  Returns false if the deadline
+ * has passed (the caller gives up), true to try again.  No lock held; may
+ * ERROR (an interrupt).
+ */
+static bool
+wait_for_turn(const FenceLeaseRequest *req, AcquireStep step,
+			  TimestampTz wake_at)
+{
+	TimestampTz real_now = GetCurrentTimestamp();
+	long		timeout_ms = -1;
+
+	if (wait_started == 0)
+		wait_started = real_now;
+	if (step == STEP_GRACE)
+		timeout_ms = ms_until(wake_at, real_now);
+	else if (wake_at != 0 && !FenceClockIsVirtual())
+		timeout_ms = ms_until(wake_at, FenceNow());
+	if (req->has_deadline)
+	{
+		long		left;
+
+		if (real_now >= req->deadline)
+			return false;
+		left = ms_until(req->deadline, real_now);
+		if (timeout_ms < 0 || left < timeout_ms)
+			timeout_ms = left;
+	}
+	if (fence_log_lease_waits && !wait_logged)
+	{
+		TimestampTz log_at = lease_deadline(wait_started,
+											(int64) DeadlockTimeout * 1000);
+
+		if (real_now >= log_at)
+		{
+			log_still_waiting(req, step);
+			wait_logged = true;
+		}
+		else if (timeout_ms < 0 || ms_until(log_at, real_now) < timeout_ms)
+			timeout_ms = ms_until(log_at, real_now);
+	}
+	(void) WaitLatch(MyLatch,
+					 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+					 (timeout_ms >= 0 ? WL_TIMEOUT : 0),
+					 timeout_ms, lease_wait_event());
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+/*
  * Take the lease for this backend (session or transaction scope) or for
  * req->owner (detached scope), or extend it if the caller already holds
  * it.  With req->wait, queue up until granted, the deadline, or an error
@@ -1587,20 +1763,19 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 		(void) lease_wait_event();
 
 	/*
-	 * Claim this database's statistics slot now, so that publishing a grant
-	 * under the partition lock below cannot fail; and see that the token
-	 * counter has a block ready, so that the grant need not drop the lock
-	 * to wait for one.
+	 * Claim this database's statistics slot now (sweeping dropped databases
+	 * if every slot is taken), so that publishing a grant under the
+	 * partition lock below cannot fail; and see that the token counter has
+	 * a block ready, so that the grant need not drop the lock to wait for
+	 * one.
 	 */
-	if (!FenceStatsHaveSlot())
-		(void) FenceLeaseForgetDroppedDatabases();
-	(void) FenceStatsPublishGrant(0);
+	FenceDbClaimSlot();
 	FenceCounterReserveAhead();
 
 	/* superuser() reads the catalog: decide before any lock is taken. */
-	if (req->scope == FENCE_SCOPE_DETACHED && fence_max_leases_per_role > 0 &&
+	if (req->scope == FENCE_SCOPE_DETACHED && FenceMaxLeasesPerRole() > 0 &&
 		!superuser())
-		role_limit = fence_max_leases_per_role;
+		role_limit = FenceMaxLeasesPerRole();
 
 	PG_TRY();
 	{
@@ -1613,8 +1788,6 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 		{
 			AcquireStep step;
 			TimestampTz wake_at;
-			long		timeout_ms = -1;
-			TimestampTz real_now;
 
 			LWLockAcquire(lock, LW_EXCLUSIVE);
 			step = acquire_step(req, hash, token, role_limit, grant, &wake_at);
@@ -1654,8 +1827,12 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 							(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 							 errmsg("role \"%s\" holds too many detached leases",
 									rolename),
+							 fence_max_leases_per_role >= 0 ?
 							 errdetail("The role holds %d detached leases; fence.max_leases_per_role is %d.",
-									   (int) role_limit_count, role_limit),
+									   (int) role_limit_count, role_limit) :
+							 errdetail("The role holds %d detached leases; fence.max_leases_per_role is -1, which allows %d with fence.max_leases at %d.",
+									   (int) role_limit_count, role_limit,
+									   fence_max_leases),
 							 errhint("Release detached leases that are no longer needed with fence_release(), or ask an administrator to raise fence.max_leases_per_role for this role.")));
 					break;
 				case STEP_LOST_RACE:
@@ -1674,52 +1851,15 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 					/* A token taken for a grant that did not happen is stale. */
 					token = 0;
 					if (!req->wait)
-					{
 						grant->outcome = FENCE_ACQUIRE_REFUSED;
-						break;
-					}
-					real_now = GetCurrentTimestamp();
-					if (wait_started == 0)
-						wait_started = real_now;
-					if (step == STEP_GRACE)
-						timeout_ms = ms_until(wake_at, real_now);
-					else if (wake_at != 0 && !FenceClockIsVirtual())
-						timeout_ms = ms_until(wake_at, FenceNow());
-					if (req->has_deadline)
+					else if (!wait_for_turn(req, step, wake_at))
 					{
-						long		left;
-
-						if (real_now >= req->deadline)
-						{
-							cancel_wait();
-							grant->outcome = FENCE_ACQUIRE_TIMED_OUT;
-							break;
-						}
-						left = ms_until(req->deadline, real_now);
-						if (timeout_ms < 0 || left < timeout_ms)
-							timeout_ms = left;
+						cancel_wait();
+						grant->outcome = FENCE_ACQUIRE_TIMED_OUT;
 					}
-					/* Like log_lock_waits: once, after deadlock_timeout. */
-					if (fence_log_lease_waits && !wait_logged)
-					{
-						TimestampTz log_at = lease_deadline(wait_started,
-															(int64) DeadlockTimeout * 1000);
-
-						if (real_now >= log_at)
-						{
-							log_still_waiting(req, step);
-							wait_logged = true;
-						}
-						else if (timeout_ms < 0 || ms_until(log_at, real_now) < timeout_ms)
-							timeout_ms = ms_until(log_at, real_now);
-					}
-					(void) WaitLatch(MyLatch,
-									 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
-									 (timeout_ms >= 0 ? WL_TIMEOUT : 0),
-									 timeout_ms, lease_wait_event());
-					ResetLatch(MyLatch);
-					CHECK_FOR_INTERRUPTS();
-					continue;
+					else
+						continue;
+					break;
 			}
 			break;
 		}
@@ -1753,16 +1893,16 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	switch (grant->outcome)
 	{
 		case FENCE_ACQUIRE_GRANTED:
-			FenceStatsCount(FENCE_STAT_GRANTS);
+			FenceDbCount(FENCE_STAT_GRANTS);
 			if (grant->takeover)
-				FenceStatsCount(FENCE_STAT_TAKEOVERS);
+				FenceDbCount(FENCE_STAT_TAKEOVERS);
 			break;
 		case FENCE_ACQUIRE_EXTENDED:
-			FenceStatsCount(FENCE_STAT_RENEWALS);
+			FenceDbCount(FENCE_STAT_RENEWALS);
 			break;
 		case FENCE_ACQUIRE_REFUSED:
 		case FENCE_ACQUIRE_TIMED_OUT:
-			FenceStatsCount(FENCE_STAT_REFUSALS);
+			FenceDbCount(FENCE_STAT_REFUSALS);
 			break;
 		case FENCE_ACQUIRE_SCOPE_CONFLICT:
 		case FENCE_ACQUIRE_KIND_CONFLICT:
@@ -1936,7 +2076,7 @@ release_token(const char *key, int keylen, FenceToken token, bool check_holder)
 	LWLockRelease(lock);
 
 	if (released)
-		FenceStatsCount(FENCE_STAT_RELEASES);
+		FenceDbCount(FENCE_STAT_RELEASES);
 	return released;
 }
 
@@ -1975,7 +2115,7 @@ FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 	}
 	LWLockRelease(lock);
 
-	FenceStatsCount(renewed ? FENCE_STAT_RENEWALS : FENCE_STAT_RENEWALS_FAILED);
+	FenceDbCount(renewed ? FENCE_STAT_RENEWALS : FENCE_STAT_RENEWALS_FAILED);
 	return renewed;
 }
 
@@ -2017,7 +2157,7 @@ FenceLeaseBreak(const char *key, int keylen, FenceToken *token)
 	LWLockRelease(lock);
 
 	if (broken)
-		FenceStatsCount(FENCE_STAT_RELEASES);
+		FenceDbCount(FENCE_STAT_RELEASES);
 	return broken;
 }
 

@@ -9,7 +9,7 @@
  * purpose: a worker that lost its lease must stay fenced with its old
  * token, never become an unfenced writer.  It is forgotten only when this
  * backend releases that lease, when a transaction lease's transaction (or
- * savepoint) ends, and with the session.
+ * savepoint) ends, and with the session (its end, or DISCARD ALL).
  *
  * The token in effect for a write guarded by lease K:
  *	1. the latest fence_use_token(token, K) of this transaction;
@@ -21,9 +21,21 @@
  * without a key), else 4.  fence_use_token settings follow the transaction
  * like SET LOCAL: rolling back a savepoint undoes those made inside it.
  *
+ * A session with none of these uses the token in effect carried to it
+ * (fence.carried_tokens): on a Citus worker node, the shard writes of a
+ * coordinator's statement run in backends of their own, and the coordinator
+ * carries its session's state to them (citus.c).  The carried state holds
+ * everything the rule above reads, so the same rule over it gives the
+ * coordinator's answer for any lease name.
+ *
  * Memory is prepared before a grant becomes visible in shared memory, so a
  * grant can never be left unrecorded (and so never leaked): clean-up at
  * COMMIT/ROLLBACK, savepoint rollback and backend exit finds everything.
+ *
+ * DISCARD ALL ends the session's hold as backend exit does: a session
+ * pooler runs it between clients (PgBouncer's server_reset_query), and
+ * the next client must not inherit the leases or the token in effect of
+ * the last one, just as it does not inherit its advisory locks.
  *
  *-------------------------------------------------------------------------
  */
@@ -31,7 +43,9 @@
 
 #include "access/xact.h"
 #include "lib/ilist.h"
+#include "nodes/parsenodes.h"
 #include "storage/ipc.h"
+#include "tcop/utility.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -70,11 +84,31 @@ static int	max_overrides = 0;
 
 static bool callbacks_registered = false;
 
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
 static void session_xact_callback(XactEvent event, void *arg);
 static void session_subxact_callback(SubXactEvent event,
 									 SubTransactionId mySubid,
 									 SubTransactionId parentSubid, void *arg);
 static void session_exit_callback(int code, Datum arg);
+static void session_end(void);
+static void session_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+								   bool readOnlyTree,
+								   ProcessUtilityContext context,
+								   ParamListInfo params,
+								   QueryEnvironment *queryEnv,
+								   DestReceiver *dest, QueryCompletion *qc);
+
+/*
+ * Called from _PG_init in every process that loads the library (preloaded
+ * or not): the hook is per process.
+ */
+void
+FenceSessionInit(void)
+{
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = session_ProcessUtility;
+}
 
 static void
 session_init(void)
@@ -330,13 +364,9 @@ recompute_latest(void)
 	latest_known = true;
 }
 
-/*
- * The token a fenced write by this session carries now, for a table
- * guarded by lease_key (NULL: the trigger names no lease).  False if there
- * is none.  Cheap: the trigger calls it for every row.
- */
-bool
-FenceSessionTokenInEffect(const char *lease_key, int keylen, FenceToken *token)
+/* The session's own token in effect (FenceSessionTokenInEffect). */
+static bool
+own_token_in_effect(const char *lease_key, int keylen, FenceToken *token)
 {
 	SessionLease *entry;
 
@@ -382,6 +412,127 @@ FenceSessionTokenInEffect(const char *lease_key, int keylen, FenceToken *token)
 		return false;
 	*token = latest_token;
 	return true;
+}
+
+/*
+ * The rule of the header comment over the state a coordinator carried: the
+ * same steps as own_token_in_effect(), in the same order.
+ */
+static bool
+carried_token_in_effect(const FenceCarried *carried, const char *lease_key,
+						int keylen, FenceToken *token)
+{
+	const FenceCarriedItem *any_override = NULL;
+	const FenceCarriedItem *unkeyed = NULL;
+	const FenceCarriedItem *keyed = NULL;
+	const FenceCarriedItem *lease = NULL;
+	bool		have_latest = false;
+	FenceToken	latest = 0;
+
+	for (int i = 0; i < carried->n; i++)
+	{
+		const FenceCarriedItem *item = &carried->items[i];
+		bool		same_key = lease_key != NULL && item->keylen == keylen &&
+			memcmp(item->key, lease_key, keylen) == 0;
+
+		switch (item->kind)
+		{
+			case 'U':
+				any_override = item;
+				break;
+			case 'u':
+				unkeyed = item;
+				break;
+			case 'k':
+				if (same_key)
+					keyed = item;
+				break;
+			case 'l':
+				if (same_key)
+					lease = item;
+				if (!have_latest || item->token > latest)
+					latest = item->token;
+				have_latest = true;
+				break;
+		}
+	}
+
+	if (lease_key == NULL && any_override != NULL)
+		*token = any_override->token;
+	else if (keyed != NULL)
+		*token = keyed->token;
+	else if (unkeyed != NULL)
+		*token = unkeyed->token;
+	else if (lease != NULL)
+		*token = lease->token;
+	else if (have_latest)
+		*token = latest;
+	else
+		return false;
+	return true;
+}
+
+/*
+ * The token a fenced write by this session carries now, for a table
+ * guarded by lease_key (NULL: the trigger names no lease).  False if there
+ * is none.  Cheap: the trigger calls it for every row.
+ */
+bool
+FenceSessionTokenInEffect(const char *lease_key, int keylen, FenceToken *token)
+{
+	if (own_token_in_effect(lease_key, keylen, token))
+		return true;
+	if (fence_carried == NULL)
+		return false;
+	return carried_token_in_effect(fence_carried, lease_key, keylen, token);
+}
+
+/*
+ * This session's own token in effect, as fence.carried_tokens spells it
+ * (see guc.c), appended to buf; nothing if the session has none.  Each
+ * key's latest fence_use_token only, and every remembered lease.
+ */
+void
+FenceSessionCarryState(StringInfo buf)
+{
+	if (n_overrides > 0)
+	{
+		FenceCarriedAppend(buf, 'U', overrides[n_overrides - 1].token, NULL, 0);
+		for (int i = n_overrides - 1; i >= 0; i--)
+		{
+			if (!overrides[i].has_key)
+			{
+				FenceCarriedAppend(buf, 'u', overrides[i].token, NULL, 0);
+				break;
+			}
+		}
+		for (int i = n_overrides - 1; i >= 0; i--)
+		{
+			bool		later = false;
+
+			if (!overrides[i].has_key)
+				continue;
+			for (int j = i + 1; j < n_overrides && !later; j++)
+				later = overrides[j].has_key &&
+					strcmp(overrides[j].key, overrides[i].key) == 0;
+			if (!later)
+				FenceCarriedAppend(buf, 'k', overrides[i].token,
+								   overrides[i].key, strlen(overrides[i].key));
+		}
+	}
+	if (session_leases != NULL)
+	{
+		HASH_SEQ_STATUS status;
+		SessionLease *entry;
+
+		hash_seq_init(&status, session_leases);
+		while ((entry = hash_seq_search(&status)) != NULL)
+		{
+			if (entry->scope != FENCE_SCOPE_NONE)
+				FenceCarriedAppend(buf, 'l', entry->token,
+								   entry->key, strlen(entry->key));
+		}
+	}
 }
 
 /*
@@ -466,17 +617,20 @@ session_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 }
 
 /*
- * Backend exit: release the session and transaction leases this backend
- * holds (those it still holds: a release with a superseded token changes
- * nothing).  Detached leases stay.  (A wait in progress is lease_table.c's
- * to undo, in its own exit callback.)
+ * The end of the session's hold, at backend exit and at DISCARD ALL:
+ * release the session and transaction leases this backend holds (those it
+ * still holds: a release with a superseded token changes nothing) and
+ * forget every remembered token, detached leases' too.  Detached leases
+ * stay: they belong to their owner name, not to the session.  Must not
+ * ERROR (FenceLeaseRelease does not).
  */
 static void
-session_exit_callback(int code, Datum arg)
+session_end(void)
 {
 	HASH_SEQ_STATUS status;
 	SessionLease *entry;
 
+	n_overrides = 0;
 	if (session_leases == NULL)
 		return;
 
@@ -491,5 +645,47 @@ session_exit_callback(int code, Datum arg)
 	dlist_init(&xact_leases);
 	latest_known = true;
 	latest_exists = false;
-	n_overrides = 0;
+}
+
+/*
+ * Backend exit.  (A wait in progress is lease_table.c's to undo, in its own
+ * exit callback.)
+ */
+static void
+session_exit_callback(int code, Datum arg)
+{
+	session_end();
+}
+
+/*
+ * DISCARD ALL ends the session's hold once it has succeeded: it refuses to
+ * run in a transaction block (so no transaction lease or fence_use_token
+ * can be in effect then), and a DISCARD ALL that failed must leave
+ * everything as it was.  Advisory locks are released the same way, at
+ * once and not undone by the transaction's fate.
+ *
+ * The other forms do nothing here: DISCARD PLANS, SEQUENCES and TEMP each
+ * drop one cache or kind of object and leave the session itself (its
+ * settings, prepared statements and advisory locks) alone; a lease is the
+ * session's, like an advisory lock.
+ */
+static void
+session_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					   bool readOnlyTree, ProcessUtilityContext context,
+					   ParamListInfo params, QueryEnvironment *queryEnv,
+					   DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	bool		discard_all = IsA(parsetree, DiscardStmt) &&
+		((DiscardStmt *) parsetree)->target == DISCARD_ALL;
+
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	if (discard_all)
+		session_end();
 }

@@ -1,5 +1,5 @@
 
--- Per-database statistics since server start (src/stats.c).
+-- Per-database statistics since server start (src/dbstate.c).
 CREATE FUNCTION @extschema@.fence_stats_all(
 	OUT database pg_catalog.name,
 	OUT grants bigint,

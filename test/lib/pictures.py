@@ -10,8 +10,11 @@ the workers' pauses, and the checks the replay made.  For each record this
 writes DIR/<name>.svg: a lane per worker, the timeline's own clock on the time
 axis, one panel per design ("today" above "with fence"), the lock, lease or
 permit each worker holds as a bar (solid while it holds it, hatched while it
-only believes it does), pauses (in every design, or in the one the record
-names), and each write or effect as a mark with its outcome and token.  Then
+only believes it does, with an arrowhead if it still holds it when the
+timeline ends), pauses (in every design, or in the one the record names), and
+each write or effect as a mark with its outcome and token, labelled in rows
+under its lane (place_labels(): no label over another, nor a leader line
+through one; every label inside the picture).  Then
 DIR/index.html shows them all with their lessons: the incidents of
 doc/incidents.md first, then the timelines that illustrate another page (the
 record's "doc").
@@ -34,8 +37,29 @@ LEFT = 96           # lane names
 RIGHT_PAD = 14
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
 FS = 11             # label font size
-CHAR = 0.60         # average glyph width, in em, for DejaVu Sans (safe side)
 ROW = 14            # height of a label row
+GAP = 10            # least space between two labels of a row
+
+# Advance widths of DejaVu Sans (regular, and bold), in thousandths of an em,
+# of the characters from " " to "~", as Chromium measures them; the italic
+# has the regular's widths.  text_width() adds a margin for the fonts after
+# it in FONT (Verdana runs a few percent wider) and counts any other
+# character as a full em.
+GLYPHS = {
+    False: [int(w) for w in """
+        318 401 460 838 636 950 780 275 390 390 500 838 318 361 318 337 636 636 636 636
+        636 636 636 636 636 636 337 337 838 838 838 531 1000 684 686 698 770 632 575 775
+        752 295 295 656 557 863 748 787 603 787 695 635 611 732 684 989 685 611 685 390
+        337 390 838 500 500 613 635 550 635 615 352 635 634 278 278 579 278 974 634 612
+        635 635 411 521 392 634 592 818 592 592 525 636 337 636 838""".split()],
+    True: [int(w) for w in """
+        348 456 521 838 696 1002 872 306 457 457 523 838 380 415 380 365 696 696 696 696
+        696 696 696 696 696 696 400 400 838 838 838 580 1000 774 762 734 830 683 683 821
+        837 372 372 775 637 995 837 850 733 850 770 720 682 812 774 1103 771 724 725 457
+        365 457 838 500 500 675 716 593 716 678 435 716 712 343 343 665 343 1042 712 687
+        716 716 493 595 478 712 652 924 645 652 582 712 365 712 838""".split()],
+}
+WIDTH_MARGIN = 1.08
 
 GREEN = "#1a7f37"
 RED = "#cf222e"
@@ -78,8 +102,15 @@ def num(x):
     return "0.0" if s == "-0.0" else s
 
 
-def text_width(s, size=FS):
-    return len(s) * size * CHAR
+def text_width(s, size=FS, bold=False):
+    table = GLYPHS[bool(bold)]
+    em = sum(table[ord(c) - 32] if 32 <= ord(c) < 127 else 1000 for c in s) / 1000
+    return em * size * WIDTH_MARGIN
+
+
+def parts_width(parts, size=FS):
+    """The width of a label made of (text, fill, weight, style) parts."""
+    return sum(text_width(p[0], size, p[2] == "bold") for p in parts)
 
 
 def esc(s):
@@ -146,6 +177,12 @@ def classify(step, run, victims=()):
         if result in ("NULL", "f", "") or code:
             return ("refused", GREY, act, "refused" + (", " + code if code else ""), None)
         return None                 # the bar shows it
+    if kind == "renew":
+        if result == "t":
+            return None             # the bar shows it
+        if code:
+            return ("rejected", RED, act, code, None)
+        return ("refused", GREY, act, "false: not its live lease", None)
     if kind == "release":
         if code:
             return ("rejected", RED, act, code, None)
@@ -424,9 +461,29 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
     band = y + 12                       # centre of the bar band
     svg.text(12, band + 4, lane, size=12, weight="bold")
     x1 = WIDTH - RIGHT_PAD - 4
-    svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#eaeef2" stroke-width="1"/>'
-            % (num(LEFT + 6), num(band), num(x1), num(band)))
-    labels = []                         # (x, anchor, parts) to place in rows
+    if any(st["worker"] == lane and variant in st["runs"] for st in rec["steps"]):
+        svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#eaeef2" stroke-width="1"/>'
+                % (num(LEFT + 6), num(band), num(x1), num(band)))
+    else:
+        # A worker of the other design only (the operator no one needs).
+        svg.text(LEFT + 6, band + 4, "no step in this design", size=11, fill=GREY,
+                 style="italic")
+    labels = []                         # (x, parts[, alignments]) to place in rows
+    # The marks first, so that a bar's own label is not drawn under one.
+    marks = []
+    seen = {}
+    for st in rec["steps"]:
+        if st["worker"] != lane or variant not in st["runs"]:
+            continue
+        victims = [g["worker"] for g in segs if g["how"] == "lost" and g["by"]
+                   and g["by"][0] == lane and g["end"] == secs(st["at"])]
+        m = classify(st, st["runs"][variant], victims)
+        if m is None:
+            continue
+        t = secs(st["at"])
+        k = seen.get(t, 0)
+        seen[t] = k + 1
+        marks.append((X(t) + k * 9, m))
     # Pauses.
     for p in rec["pauses"]:
         if p["worker"] != lane or p.get("variant") not in (None, variant):
@@ -441,18 +498,30 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
         zz.append("%s,%s" % (num(b), num(band + 10 + (0 if up else 5))))
         svg.add('<polyline points="%s" fill="none" stroke="%s" stroke-width="1.2"/>'
                 % (" ".join(zz), GREY))
-        labels.append((a, [(p["what"], GREY, None, "italic")]))
-    # Lock and lease bars.
+        # A pause's label starts under its zigzag, never before it.
+        labels.append((a, [(p["what"], GREY, None, "italic")], "L"))
+    # Lock and lease bars.  One still held when the timeline ends runs on to
+    # the end of the time axis and ends in an arrowhead there, inside the
+    # picture.
     for s in segs:
         if s["worker"] != lane:
             continue
         a = X(s["start"])
-        end = s["end"] if s["end"] is not None else t1
-        b = max(X(end), a + 3)
-        svg.add('<rect x="%s" y="%s" width="%s" height="10" fill="%s" rx="2"/>'
-                % (num(a), num(band - 5), num(b - a), "#54aeff" if variant != "today" else "#8c959f"))
+        fill = "#54aeff" if variant != "today" else "#8c959f"
+        if s["end"] is None:
+            b = max(X(t1), a + 10)
+            svg.add('<rect x="%s" y="%s" width="%s" height="10" fill="%s" rx="2"/>'
+                    % (num(a), num(band - 5), num(b - 7 - a), fill))
+            svg.add('<path d="M %s %s l 8 7 l -8 7 z" fill="%s"/>'
+                    % (num(b - 8), num(band - 7), fill))
+        else:
+            b = max(X(s["end"]), a + 3)
+            svg.add('<rect x="%s" y="%s" width="%s" height="10" fill="%s" rx="2"/>'
+                    % (num(a), num(band - 5), num(b - a), fill))
         label = lock_label(s["lock"], s["token"], variant, s.get("permits"))
-        if text_width(label, 10) + 16 < b - a:
+        lw = text_width(label, 10)
+        if (a + 10 + lw + 6 < b - (8 if s["end"] is None else 0)
+                and not any(a + 10 - 8 < mx < a + 10 + lw + 8 for mx, _ in marks)):
             svg.text(a + 10, band + 3.5, label, size=10, fill="#ffffff" if variant == "today" else INK)
         else:
             labels.append((a, [(label, BLUE if variant != "today" else INK, None, None)]))
@@ -469,20 +538,7 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
                     % (num(b), num(band - 8), num(b), num(band + 8), RED))
             labels.append((b, [("%s %s" % (why, hms(s["end"])), RED, None, None)]))
     # Marks.
-    seen = {}
-    for st in rec["steps"]:
-        if st["worker"] != lane or variant not in st["runs"]:
-            continue
-        victims = [g["worker"] for g in segs if g["how"] == "lost" and g["by"]
-                   and g["by"][0] == lane and g["end"] == secs(st["at"])]
-        m = classify(st, st["runs"][variant], victims)
-        if m is None:
-            continue
-        shape, colour, act, outcome, tok = m
-        t = secs(st["at"])
-        k = seen.get(t, 0)
-        seen[t] = k + 1
-        x = X(t) + k * 9
+    for x, (shape, colour, act, outcome, tok) in marks:
         draw_mark(svg, shape, colour, x, band)
         parts = [(act + (": " if outcome else ""), INK, None, None)]
         if outcome:
@@ -490,23 +546,11 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
         if tok:
             parts.append((" (" + tok + ")", colour if shape != "accepted" else INK, None, None))
         labels.append((x, parts))
-    # Place labels in rows below the band, left to right, first row that fits.
-    rows = []
-    placed = []
-    for x, parts in sorted(labels, key=lambda l: l[0]):
-        w = sum(text_width(p[0]) for p in parts)
-        lx = x - 3
-        if lx + w > WIDTH - 6:
-            lx = WIDTH - 6 - w
-        lx = max(lx, LEFT + 2)
-        for r, right in enumerate(rows):
-            if lx >= right + 8:
-                rows[r] = lx + w
-                break
-        else:
-            r = len(rows)
-            rows.append(lx + w)
-        placed.append((lx, r, x, parts))
+    # The labels, in rows below the band: each starts at its mark or ends at
+    # it, no two of a row closer than GAP, and no leader line (from a mark
+    # down to its label) through another label.
+    placed = place_labels(labels, LEFT + 2, WIDTH - 10)
+    nrows = max([r for _, r, _, _ in placed], default=-1) + 1
     for lx, r, x, parts in placed:
         ty = band + 28 + r * ROW
         svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#d0d7de" stroke-width="1"/>'
@@ -521,11 +565,92 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
             if style:
                 a += ' font-style="%s"' % style
             spans.append("<tspan%s>%s</tspan>" % (a, esc(s)))
-        # A white halo keeps the leader lines of later labels off the text.
-        svg.add('<text x="%s" y="%s" font-size="%d" stroke="#ffffff" stroke-width="3" '
+        # A label that ends at its leader line is anchored there, so that
+        # it does whatever the font's real widths; a white halo keeps other
+        # lines off the text.
+        if abs(lx + parts_width(parts) - (x - 4)) < 0.01:
+            at = '"%s" text-anchor="end"' % num(x - 4)
+        else:
+            at = '"%s"' % num(lx)
+        svg.add('<text x=%s y="%s" font-size="%d" stroke="#ffffff" stroke-width="3" '
                 'stroke-linejoin="round" paint-order="stroke">%s</text>'
-                % (num(lx), num(ty), FS, "".join(spans)))
-    return band + 28 + max(len(rows) - 1, 0) * ROW + (8 if rows else -10)
+                % (at, num(ty), FS, "".join(spans)))
+    return band + 28 + max(nrows - 1, 0) * ROW + (8 if nrows else -10)
+
+
+def place_labels(labels, lo, hi):
+    """Rows for a lane's labels: [(left x, row, mark x, parts)].
+
+    A label starts just right of its mark's leader line (x + 4), or, where
+    that would run past hi, ends just left of it (x - 4); one wider than the
+    room is put where it fits best.  A label may allow only one of the two
+    ("L": it starts at its mark; "R": it ends there).  In a row, labels keep GAP apart; a
+    label's leader line runs from its mark down through the rows above it,
+    and must not cross a label of those rows (so labels of marks at the same
+    x stack beside one line).  The fewest rows that allow that win
+    (a depth-first search, tried with 1, 2, ... rows; labels are few); if no
+    number of rows does, the leader lines may cross labels (their white halo
+    keeps the text legible) and each label takes the first row with room.
+    """
+    items = []
+    for label in sorted(labels, key=lambda l: l[0]):
+        x, parts = label[0], label[1]
+        aligns = label[2] if len(label) > 2 else "LR"
+        w = parts_width(parts)
+        opts = [lx for a, lx in (("L", x + 4), ("R", x - 4 - w))
+                if a in aligns and lx >= lo and lx + w <= hi]
+        if not opts:
+            opts = [max(lo, min(x + 4, hi - w))]
+        items.append((x, w, opts, parts))
+
+    def fits(i, lx, r, chosen):
+        x, w = items[i][0], items[i][1]
+        for j, (ljx, rj) in enumerate(chosen):
+            xj, wj = items[j][0], items[j][1]
+            if rj == r and lx < ljx + wj + GAP and ljx < lx + w + GAP:
+                return False
+            if rj < r and ljx - 3 <= x <= ljx + wj + 3:
+                return False
+            if r < rj and lx - 3 <= xj <= lx + w + 3:
+                return False
+        return True
+
+    def search(nrows, budget):
+        chosen = []
+
+        def dfs(i):
+            if i == len(items):
+                return True
+            budget[0] -= 1
+            if budget[0] < 0:
+                return False
+            for r in range(nrows):
+                for lx in items[i][2]:
+                    if fits(i, lx, r, chosen):
+                        chosen.append((lx, r))
+                        if dfs(i + 1):
+                            return True
+                        chosen.pop()
+            return False
+
+        return chosen if dfs(0) else None
+
+    for nrows in range(1, len(items) + 1):
+        chosen = search(nrows, [20000])
+        if chosen is not None:
+            return [(lx, r, it[0], it[3]) for (lx, r), it in zip(chosen, items)]
+    rows, placed = [], []
+    for x, w, opts, parts in items:
+        lx = opts[0]
+        for r, right in enumerate(rows):
+            if lx >= right + GAP:
+                rows[r] = lx + w
+                break
+        else:
+            r = len(rows)
+            rows.append(lx + w)
+        placed.append((lx, r, x, parts))
+    return placed
 
 
 def draw_mark(svg, shape, colour, x, y):

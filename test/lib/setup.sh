@@ -49,6 +49,9 @@ fence_missing_packages() {
 		case "$extra" in
 			redis) command -v redis-server >/dev/null 2>&1 || missing+=(redis-server) ;;
 			pgbouncer) command -v pgbouncer >/dev/null 2>&1 || missing+=(pgbouncer) ;;
+			# test/t/072_metrics.pl scrapes Debian's postgres_exporter.
+			exporter) [ -x /usr/bin/prometheus-postgres-exporter ] \
+				|| missing+=(prometheus-postgres-exporter) ;;
 			hiredis) [ -f /usr/include/hiredis/hiredis.h ] || missing+=(libhiredis-dev) ;;
 			package)
 				# Building the Debian package (debian/control's Build-Depends,
@@ -79,6 +82,18 @@ fence_missing_packages() {
 			patroni)
 				command -v patroni >/dev/null 2>&1 || missing+=(patroni)
 				command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+				;;
+			# The job framework recipes (test/t/043_job_frameworks.pl): Celery
+			# with its Redis client and a Redis server, Node.js and npm (pg-boss
+			# and graphile-worker come from the npm registry at test time), and
+			# psycopg for the Celery task.
+			jobs)
+				/usr/bin/python3 -c 'import celery' 2>/dev/null || missing+=(python3-celery)
+				/usr/bin/python3 -c 'import redis' 2>/dev/null || missing+=(python3-redis)
+				/usr/bin/python3 -c 'import psycopg' 2>/dev/null || missing+=(python3-psycopg)
+				command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+				command -v node >/dev/null 2>&1 || missing+=(nodejs)
+				command -v npm >/dev/null 2>&1 || missing+=(npm)
 				;;
 		esac
 	done
@@ -199,15 +214,40 @@ fence_setup() {
 	FENCE_PGXS=$stage$FENCE_PG_PGXSDIR
 	FENCE_COPY=$FENCE_WORK/src
 	mkdir -p "$FENCE_COPY"
-	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_SRC/doc" "$FENCE_COPY/"
+	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_SRC/doc" \
+		"$FENCE_SRC/contrib" "$FENCE_COPY/"
 	# What the package and layering tests read.
 	mkdir -p "$FENCE_COPY/src"
 	cp -a "$FENCE_SRC"/src/*.c "$FENCE_SRC"/src/*.h "$FENCE_SRC/src/sql" "$FENCE_COPY/src/"
-	cp -a "$FENCE_SRC/fence.control" "$FENCE_SRC/META.json" "$FENCE_SRC/LICENSE" \
+	cp -a "$FENCE_SRC/fence.control" "$FENCE_SRC/META.json" "$FENCE_SRC/LICENSE" "$FENCE_SRC/README.md" \
 		"$FENCE_SRC/CHANGELOG.md" "$FENCE_COPY/" 2>/dev/null
 
 	if [ "$(id -u)" -eq 0 ]; then
 		chown -R postgres: "$FENCE_WORK"
 	fi
 	export FENCE_SRC FENCE_WORK FENCE_BIN FENCE_PGXS FENCE_COPY FENCE_PG_MAJOR
+}
+
+# Citus for test/t/064_citus.pl, installed into the staged PostgreSQL when
+# that test runs: built once per machine by test/lib/citusbuild.sh (as root
+# it installs libkrb5-dev first), from ../shared/citus/ beside the checkout
+# (FENCE_CITUS_TARBALL overrides).  The cluster runs on PostgreSQL 18 only,
+# to keep the other runs of the CI short (Citus 14 also builds on 16 and
+# 17, never on 15).  Sets FENCE_CITUS to "installed", or to "skip: <why>" or
+# "fail: <why>", which the test reports.
+fence_citus_stage() {
+	local tarball=${FENCE_CITUS_TARBALL:-$FENCE_SRC/../shared/citus/citus-14.0.1.tar.xz}
+	local dir stage=$FENCE_WORK/install
+	if [ "$FENCE_PG_MAJOR" != 18 ]; then
+		FENCE_CITUS="skip: the Citus cluster runs on PostgreSQL 18 only, and this is PostgreSQL $FENCE_PG_MAJOR"
+	elif [ ! -f "$tarball" ]; then
+		FENCE_CITUS="skip: no Citus source tarball at $tarball"
+	elif dir=$(bash "$FENCE_SRC/test/lib/citusbuild.sh" "$FENCE_PG_CONFIG" "$tarball"); then
+		cp -R "$dir/lib/." "$stage$FENCE_PG_PKGLIBDIR/"
+		cp -R "$dir/extension/." "$stage$FENCE_PG_SHAREDIR/extension/"
+		FENCE_CITUS=installed
+	else
+		FENCE_CITUS="fail: Citus could not be built from $tarball (see above)"
+	fi
+	export FENCE_CITUS
 }

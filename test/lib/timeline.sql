@@ -22,8 +22,12 @@
 -- for a variant does not happen in it (the worker stopped earlier, or the
 -- step exists only in the other design); the story shows "-".  "{pid:W}" in
 -- a row's SQL is replaced by the backend pid of worker W's connection in the
--- same variant.  The file then records its checks in the table verdict
--- (claim, ok), which make demo reads.
+-- same variant, and "{token:W}" by the token worker W was last granted in
+-- that variant (the result of its latest step that takes a lock, lease or
+-- permit and returned a token; an error if it has none), as a worker keeps
+-- the token it was given to renew, check or release its lease with.  The
+-- file then records its checks in the table verdict (claim, ok), which make
+-- demo reads.
 --
 -- The databases are named regression_<timeline>_<variant>; finish() drops
 -- them and puts the lease clock back on real time.
@@ -325,9 +329,9 @@ LANGUAGE sql AS $$
 $$;
 
 -- What kind of step a statement is, for the pictures: a write to a table, an
--- effect outside the database (send), taking or giving back a lock or lease,
--- a check of a lease, ending another session, a transaction boundary, or a
--- read.
+-- effect outside the database (send), taking, renewing or giving back a lock
+-- or lease, a check of a lease, ending another session, a transaction
+-- boundary, or a read.
 CREATE FUNCTION timeline.kind(sql text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
 	SELECT CASE
@@ -336,6 +340,7 @@ LANGUAGE sql IMMUTABLE AS $$
 		WHEN sql ~* '\m(send|export_send)\s*\(' THEN 'effect'
 		WHEN sql ~* '(pg_try_advisory\w*|fence_try_lease|fence_try_xact_lease|fence_lease|fence_xact_lease|fence_try_permit|fence_try_xact_permit|fence_permit|fence_xact_permit)\s*\('
 			 OR sql ~* 'redis\(''SET \S+ \S+ NX' THEN 'acquire'
+		WHEN sql ~* 'fence_renew\s*\(' THEN 'renew'
 		WHEN sql ~* '(fence_release|pg_advisory_unlock)\s*\(' OR sql ~* 'redis\(''DEL ' THEN 'release'
 		WHEN sql ~* 'pg_terminate_backend\s*\(' THEN 'terminate'
 		WHEN sql ~* 'fence_assert_current\s*\(' THEN 'check'
@@ -370,6 +375,8 @@ DECLARE
 	s record;
 	sql text;
 	w record;
+	who text;
+	tok text;
 BEGIN
 	FOR s IN SELECT * FROM timeline.script ORDER BY seq LOOP
 		sql := CASE WHEN variant = 'today' THEN s.today ELSE s.fenced END;
@@ -377,6 +384,24 @@ BEGIN
 		PERFORM timeline.clock(s.at);
 		FOR w IN SELECT * FROM timeline.worker WHERE worker.variant = play_variant.variant LOOP
 			sql := replace(sql, '{pid:' || w.worker || '}', w.pid::text);
+		END LOOP;
+		LOOP
+			who := substring(sql FROM '\{token:([^}]+)\}');
+			EXIT WHEN who IS NULL;
+			SELECT r.result INTO tok
+			  FROM timeline.result r
+			  JOIN timeline.script p ON p.seq = r.seq
+			 WHERE r.variant = play_variant.variant AND p.worker = who
+			   AND timeline.kind(CASE WHEN play_variant.variant = 'today' THEN p.today
+									  ELSE p.fenced END) = 'acquire'
+			   AND r.result ~ '^[0-9]+$'
+			 ORDER BY r.seq DESC
+			 LIMIT 1;
+			IF tok IS NULL THEN
+				RAISE EXCEPTION 'timeline: step % of %: {token:%}: % was granted no token in %',
+					s.seq, s.worker, who, who, play_variant.variant;
+			END IF;
+			sql := replace(sql, '{token:' || who || '}', tok);
 		END LOOP;
 		IF timeline.kind(sql) IN ('write', 'effect') THEN
 			INSERT INTO timeline.carried VALUES (s.seq, variant,

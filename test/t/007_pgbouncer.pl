@@ -1,8 +1,9 @@
-# Through a real PgBouncer in transaction pooling mode.
+# Through a real PgBouncer, in transaction pooling mode, then in session
+# pooling mode.
 #
 # PgBouncer listens on 127.0.0.1 and pools every client onto ONE server
 # connection (default_pool_size = 1), so anything a server connection
-# remembers is shared by all clients.  Proven:
+# remembers is shared by all clients.  Proven in transaction mode:
 # - detached leases (owner => ...) and fence_use_token in each writing
 #   transaction work: the holder writes, a second worker is refused, takes
 #   over after expiry, and the old holder's write is rejected as stale even
@@ -13,7 +14,12 @@
 #   ends with the fence of its last writer;
 # - and why session scope is not pooler-safe: a session lease (and the
 #   token the session remembers) belongs to the server connection, so it
-#   outlives the client that took it and is visible to the next client.
+#   outlives the client that took it and is visible to the next client
+#   (transaction mode runs no server_reset_query between clients).
+# In session mode, with PgBouncer's default server_reset_query (DISCARD ALL):
+# - a client's session lease and permit end when it disconnects: the next
+#   client, on the very same backend, holds nothing and has no token in
+#   effect, and anyone can take the lease at once; a detached lease stays.
 use strict;
 use warnings;
 
@@ -39,14 +45,21 @@ SELECT fence_protect('exports', column_name => 'fence');
 
 # --- PgBouncer -------------------------------------------------------------
 
-my $dir = $node->basedir . '/pgbouncer';
-mkdir $dir;
-my $port = PostgreSQL::Test::Cluster::get_free_port();
 my $user = getpwuid($<);
-append_to_file("$dir/userlist.txt", qq{"$user" ""\n});
-my $sock = $node->host;
-my $pgport = $node->port;
-append_to_file("$dir/pgbouncer.ini", <<"EOF");
+
+# Start a PgBouncer in pool_mode $mode, in its own directory under the
+# node's, with one server connection per pool and everything else
+# PgBouncer's default (server_reset_query is DISCARD ALL).  Returns its
+# IPC::Run handle, its directory and its clients' connection string.
+sub start_pgbouncer
+{
+	my ($name, $mode) = @_;
+	my $dir = $node->basedir . "/$name";
+	mkdir $dir;
+	my $port = PostgreSQL::Test::Cluster::get_free_port();
+	my ($sock, $pgport) = ($node->host, $node->port);
+	append_to_file("$dir/userlist.txt", qq{"$user" ""\n});
+	append_to_file("$dir/pgbouncer.ini", <<"EOF");
 [databases]
 fencedb = host=$sock port=$pgport dbname=postgres
 [pgbouncer]
@@ -55,24 +68,28 @@ listen_port = $port
 unix_socket_dir =
 auth_type = trust
 auth_file = $dir/userlist.txt
-pool_mode = transaction
+pool_mode = $mode
 default_pool_size = 1
 max_client_conn = 50
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
 EOF
-my ($b_out, $b_err) = ('', '');
-my $bouncer = IPC::Run::start([ $pgbouncer, "$dir/pgbouncer.ini" ],
-	'>', \$b_out, '2>', \$b_err);
-my $conn = "host=127.0.0.1 port=$port dbname=fencedb user=$user";
+	my ($out, $err) = ('', '');
+	my $bouncer = IPC::Run::start([ $pgbouncer, "$dir/pgbouncer.ini" ],
+		'>', \$out, '2>', \$err);
+	return ($bouncer, $dir, "host=127.0.0.1 port=$port dbname=fencedb user=$user");
+}
 
-# One client: a fresh psql connection to PgBouncer running $sql.
+my ($bouncer, $dir, $conn) = start_pgbouncer('pgbouncer', 'transaction');
+
+# One client: a fresh psql connection to PgBouncer running $sql (through
+# the transaction-mode PgBouncer unless $at names another).
 sub client
 {
-	my ($sql) = @_;
+	my ($sql, $at) = @_;
 	my ($out, $err) = ('', '');
 	IPC::Run::run(
-		[ 'psql', '-X', '-A', '-t', '-q', '-v', 'VERBOSITY=verbose', '-d', $conn, '-c', $sql ],
+		[ 'psql', '-X', '-A', '-t', '-q', '-v', 'VERBOSITY=verbose', '-d', $at // $conn, '-c', $sql ],
 		'>', \$out, '2>', \$err);
 	chomp $out;
 	my ($state) = $err =~ /ERROR:\s+([0-9A-Z]{5}):/;
@@ -166,5 +183,40 @@ is(client(q{SELECT fence_current_token()}), $tS,
 
 IPC::Run::signal($bouncer, 'TERM');
 $bouncer->finish;
+
+# --- session pooling: DISCARD ALL between clients -------------------------------
+
+# A second PgBouncer in session mode, one server connection, and the
+# default server_reset_query (DISCARD ALL): not set on purpose.
+my ($sbouncer, undef, $sconn) = start_pgbouncer('pgbouncer-session', 'session');
+ok(wait_until(10, sub { client('SELECT 1', $sconn) eq '1' }), 'session-mode PgBouncer is up');
+
+my ($c1) = client(q{SELECT pg_backend_pid(), fence_try_lease('sp-lease', '1 hour'),
+ fence_try_permit('sp-permit', 1, '1 hour'), fence_try_lease('sp-detached', '1 hour', owner => 'keeper')},
+	$sconn);
+my ($spid1, $tL, $tP, $tD) = split /\|/, $c1;
+ok($tL > 0 && $tP > 0 && $tD > 0,
+	"client 1 takes a session lease ($tL), a permit ($tP) and a detached lease ($tD), and disconnects");
+my ($c2) = client(q{SELECT pg_backend_pid(),
+ (SELECT count(*) FROM fence_leases WHERE pid = pg_backend_pid()),
+ fence_current_token() IS NULL, fence_current_token('sp-lease') IS NULL}, $sconn);
+my ($spid2, $held2, $no_token, $no_token_for_lease) = split /\|/, $c2;
+is($spid2, $spid1, 'client 2 gets the same backend');
+is($held2, '0', '... which holds no lease any more (DISCARD ALL released them)');
+is("$no_token|$no_token_for_lease", 't|t', '... and has no token in effect');
+is($node->safe_psql('postgres',
+		q{SELECT fence_try_lease('sp-lease', '1 hour', owner => 'next') IS NOT NULL,
+		         fence_try_permit('sp-permit', 1, '1 hour', owner => 'next') IS NOT NULL}),
+	't|t', 'another client takes the lease and the permit at once');
+is($node->safe_psql('postgres',
+		qq{SELECT fence_lease_status('sp-lease', $tL), fence_lease_status('sp-detached', $tD)}),
+	'superseded|held', "client 1's session lease is over; its detached lease stays");
+is( $node->safe_psql('postgres',
+		q{SELECT fence_break('sp-lease') IS NOT NULL, fence_break('sp-permit') IS NOT NULL,
+		         fence_break('sp-detached') IS NOT NULL}),
+	't|t|t', 'clean up');
+
+IPC::Run::signal($sbouncer, 'TERM');
+$sbouncer->finish;
 $node->stop;
 done_testing();

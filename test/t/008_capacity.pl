@@ -4,7 +4,10 @@
 # fails with SQLSTATE 53400 and a HINT naming fence.max_leases, in every
 # scope; the server keeps serving (queries, status, renewals and re-acquires
 # of the leases it holds); a released lease's slot, the slots of a session
-# that ended, and expired leases' slots are reclaimed for new keys.
+# that ended, and expired leases' slots are reclaimed for new keys.  With
+# fence.max_leases_per_role left at its default, a role that is not a
+# superuser gets only a share of so small a table: it cannot fill it, and the
+# other roles still get leases.
 use strict;
 use warnings;
 
@@ -80,6 +83,34 @@ is( sq(qq{SELECT count(fence_try_lease('session-' || g, '1 hour'))
 is( sq(qq{SELECT count(fence_try_lease('next-' || g, '1 hour', owner => 'filler'))
   FROM generate_series(1, $max) g}),
 	$max, '... their slots serve the next session');
+
+# The default per-role limit caps a small table too: a quarter of it here.
+sq(q{SELECT fence_release(key, token) FROM fence_leases});
+is(sq('SHOW fence.max_leases_per_role'), '-1', 'fence.max_leases_per_role is -1 by default');
+sq(q{CREATE ROLE regress_capacity_a; CREATE ROLE regress_capacity_b});
+my $share = $max / 4;
+my $plain = 0;
+for my $g (1 .. $max)
+{
+	my ($st, $er) = sql_state($node, 'postgres',
+		qq{SET ROLE regress_capacity_a; SELECT fence_try_lease('plain-$g', '1 hour', owner => 'a')});
+	if ($st ne '')
+	{
+		is($st, '53400', "a plain role's grant past its share: 53400");
+		like($er, qr/DETAIL:.*$share detached leases.*fence\.max_leases_per_role.*-1.*$share/,
+			'... whose detail gives the count and the limit the default allows');
+		last;
+	}
+	$plain++;
+}
+is($plain, $share, "a plain role holds at most $share of the $max slots by default");
+is( sq(qq{SET ROLE regress_capacity_b;
+  SELECT count(fence_try_lease('other-' || g, '1 hour', owner => 'b')) FROM generate_series(1, $share) g}),
+	$share, 'another plain role still gets its share');
+is( sq(qq{SELECT count(fence_try_lease('su-' || g, '1 hour', owner => 'su'))
+  FROM generate_series(1, $max - 2 * $share) g}),
+	$max - 2 * $share, 'superusers are not limited');
+sq(q{SELECT fence_release(key, token) FROM fence_leases});
 
 unlike(slurp_file($node->logfile), qr/TRAP|terminated by signal/,
 	'no crash in the server log');

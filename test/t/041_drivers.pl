@@ -11,7 +11,6 @@
 use strict;
 use warnings;
 
-use File::Copy;
 use FindBin;
 use lib $FindBin::RealBin;
 use FenceTAP;
@@ -55,20 +54,8 @@ local $ENV{PGUSER} = scalar getpwuid($<);
 my $npm_ok = 1;
 if (grep { /\.js$/ } @files)
 {
-	copy("$FindBin::RealBin/../drivers/package.json", "$dir/package.json")
-	  or die "copy package.json: $!";
-	my ($out, $err);
-	$npm_ok = IPC::Run::run(
-		[
-			'npm', 'install', '--no-audit', '--no-fund', '--no-package-lock',
-			'--no-update-notifier', "--cache=$dir/npm-cache"
-		],
-		'>', \$out, '2>', \$err,
-		init => sub { chdir $dir or die "chdir $dir: $!" },
-		IPC::Run::timeout(300));
-	diag("npm install failed; the JavaScript examples need the npm registry "
-		  . "(https://registry.npmjs.org/) or an npm cache holding pg and postgres:\n$out$err")
-	  unless $npm_ok;
+	$npm_ok = npm_install($dir, "$FindBin::RealBin/../drivers/package.json",
+		'pg and postgres');
 	ok($npm_ok, 'npm installed pg and postgres');
 }
 

@@ -166,6 +166,10 @@ for my $svg ('job-throughput.svg', 'job-latency.svg')
 	ok($balanced && !@open, "$svg: every tag is closed, in order");
 	unlike($text, qr/&(?!amp;|lt;|gt;)/, "$svg: no unescaped ampersand");
 	like($text, qr/>Redis \+ PG</, "$svg: Redis is in the legend");
+	my ($width) = $text =~ /<svg [^>]*width="(\d+)"/;
+	my @past = grep { $_->[0] + $_->[1] > $width }
+	  map { [ /x="([\d.]+)"/, /width="([\d.]+)"/ ] } $text =~ /<rect x="[^>]*>/g;
+	is(scalar @past, 0, "$svg: every frame, bar and legend key inside the picture");
 	if ($svg eq 'job-throughput.svg')
 	{
 		my $lines = () = $text =~ /<polyline /g;

@@ -12,13 +12,14 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Copy ();
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
-our @EXPORT = qw(fence_node has_function bg_start bg_tokens bg_finish
+our @EXPORT = qw(fence_node has_function npm_install bg_start bg_tokens bg_finish
   tokens_in check_unique max_of min_of sql_state wait_until
   wait_for_server backend_pid_of install_token_helpers);
 
@@ -40,6 +41,29 @@ sub fence_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION fence');
 	return $node;
+}
+
+# Install the npm packages that $package_json lists into $dir, a scratch
+# directory, with a cache of its own there.  Returns true if npm succeeded;
+# otherwise says why in a diag ($what names the packages).
+sub npm_install
+{
+	my ($dir, $package_json, $what) = @_;
+	File::Copy::copy($package_json, "$dir/package.json")
+	  or die "copy $package_json: $!";
+	my ($out, $err) = ('', '');
+	my $ok = IPC::Run::run(
+		[
+			'npm', 'install', '--no-audit', '--no-fund', '--no-package-lock',
+			'--no-update-notifier', "--cache=$dir/npm-cache"
+		],
+		'>', \$out, '2>', \$err,
+		init => sub { chdir $dir or die "chdir $dir: $!" },
+		IPC::Run::timeout(300));
+	diag("npm install failed; this test needs the npm registry, or an npm "
+		  . "cache holding $what:\n$out$err")
+	  unless $ok;
+	return $ok;
 }
 
 # Does the installed fence have this function (by name)?  Used only to run

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * stats.c
+ * dbstate.c
  *		Per-database shared state: the counters behind the fence_stats view,
  *		the highest token granted so far in each database, and the block of
  *		tokens the durable counter (counter.c) is handing out.
@@ -12,8 +12,10 @@
  * token is never issued after a larger one in the same database.
  *
  * Databases get a slot on first use; there are fence.max_databases slots.
- * A dropped database's slot is given back (FenceStatsForgetDatabase) once
- * its leases are gone, so that databases that come and go (CI, tenants) do
+ * A dropped database's slot is given back (FenceDbForgetDatabase) once
+ * its leases are gone, by the lease table's sweep, which fence.c hands to
+ * FenceDbSetSweep() so that claiming a slot can run it (lease_table.c is
+ * above this module), so that databases that come and go (CI, tenants) do
  * not use the slots up; a new database whose OID happens to be a dropped
  * one's must not inherit its high-water mark either.  Counters are atomics
  * and need no lock; claiming and freeing a slot take the "fence_databases"
@@ -22,10 +24,10 @@
  * The circuit breakers (breaker.c) are per-database shared state too, kept
  * in a table of their own, and a database that only asks breakers has no
  * slot here.  So that the sweep of dropped databases (the lease table's)
- * frees them as well, FenceStatsDatabases() also lists the databases that
- * have breakers, and FenceStatsForgetDatabase() frees a database's
+ * frees them as well, FenceDbDatabases() also lists the databases that
+ * have breakers, and FenceDbForgetDatabase() frees a database's
  * breakers with its slot, through the two functions fence.c hands to
- * FenceStatsShareDatabases().
+ * FenceDbShareDatabases().
  *
  *-------------------------------------------------------------------------
  */
@@ -50,40 +52,43 @@ typedef struct FenceDbSlot
 	FenceCounterBlock counter_block;	/* owned by counter.c */
 } FenceDbSlot;
 
-typedef struct FenceStatsShared
+typedef struct FenceDbShared
 {
 	LWLock	   *lock;			/* serializes claiming and freeing slots */
 	int			nslots;
 	FenceDbSlot slots[FLEXIBLE_ARRAY_MEMBER];
-} FenceStatsShared;
+} FenceDbShared;
 
-static FenceStatsShared *stats_shared = NULL;
+static FenceDbShared *db_shared = NULL;
 
 /* This backend's slot; a backend stays in one database. */
 static FenceDbSlot *my_slot = NULL;
 
 void
-FenceStatsShmemRequest(void)
+FenceDbShmemRequest(void)
 {
 	RequestNamedLWLockTranche("fence_databases", 1);
 }
 
 Size
-FenceStatsShmemSize(void)
+FenceDbShmemSize(void)
 {
-	return MAXALIGN(add_size(offsetof(FenceStatsShared, slots),
+	return MAXALIGN(add_size(offsetof(FenceDbShared, slots),
 							 mul_size(fence_max_databases, sizeof(FenceDbSlot))));
 }
 
 /*
  * counter.c's initializer of the counter block each slot holds, which
- * fence.c hands to FenceStatsShmemInit (a module calls only those below it).
+ * fence.c hands to FenceDbShmemInit (a module calls only those below it).
  */
 static FenceCounterBlockInitFn init_counter_block = NULL;
 
-/* breaker.c's functions, which fence.c hands to FenceStatsShareDatabases. */
+/* breaker.c's functions, which fence.c hands to FenceDbShareDatabases. */
 static FenceDatabasesFn shared_databases = NULL;
 static FenceForgetDatabaseFn shared_forget_database = NULL;
+
+/* The lease table's sweep of dropped databases, which fence.c hands over. */
+static FenceSweepFn sweep_dropped = NULL;
 
 /* A slot as new: no database, no counts, no tokens. */
 static void
@@ -100,19 +105,19 @@ reset_slot(FenceDbSlot *slot)
  * is counter.c's: the caller passes counter.c's initializer.
  */
 void
-FenceStatsShmemInit(FenceCounterBlockInitFn init_block)
+FenceDbShmemInit(FenceCounterBlockInitFn init_block)
 {
 	bool		found;
 
 	init_counter_block = init_block;
-	stats_shared = ShmemInitStruct("fence databases", FenceStatsShmemSize(), &found);
+	db_shared = ShmemInitStruct("fence databases", FenceDbShmemSize(), &found);
 	if (!found)
 	{
-		stats_shared->lock = &(GetNamedLWLockTranche("fence_databases"))->lock;
-		stats_shared->nslots = fence_max_databases;
-		for (int i = 0; i < stats_shared->nslots; i++)
+		db_shared->lock = &(GetNamedLWLockTranche("fence_databases"))->lock;
+		db_shared->nslots = fence_max_databases;
+		for (int i = 0; i < db_shared->nslots; i++)
 		{
-			FenceDbSlot *slot = &stats_shared->slots[i];
+			FenceDbSlot *slot = &db_shared->slots[i];
 
 			pg_atomic_init_u32(&slot->dbid, InvalidOid);
 			pg_atomic_init_u64(&slot->max_granted, 0);
@@ -127,10 +132,10 @@ static FenceDbSlot *
 find_slot(Oid dbid)
 {
 	/* Freed slots leave holes, so look at every one. */
-	for (int i = 0; i < stats_shared->nslots; i++)
+	for (int i = 0; i < db_shared->nslots; i++)
 	{
-		if (pg_atomic_read_u32(&stats_shared->slots[i].dbid) == dbid)
-			return &stats_shared->slots[i];
+		if (pg_atomic_read_u32(&db_shared->slots[i].dbid) == dbid)
+			return &db_shared->slots[i];
 	}
 	return NULL;
 }
@@ -142,20 +147,20 @@ find_slot(Oid dbid)
 static FenceDbSlot *
 get_my_slot(void)
 {
-	if (my_slot != NULL || stats_shared == NULL || !OidIsValid(MyDatabaseId))
+	if (my_slot != NULL || db_shared == NULL || !OidIsValid(MyDatabaseId))
 		return my_slot;
 
 	my_slot = find_slot(MyDatabaseId);
 	if (my_slot != NULL)
 		return my_slot;
 
-	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(db_shared->lock, LW_EXCLUSIVE);
 	my_slot = find_slot(MyDatabaseId);
 	if (my_slot == NULL)
 	{
-		for (int i = 0; i < stats_shared->nslots; i++)
+		for (int i = 0; i < db_shared->nslots; i++)
 		{
-			FenceDbSlot *slot = &stats_shared->slots[i];
+			FenceDbSlot *slot = &db_shared->slots[i];
 
 			if (pg_atomic_read_u32(&slot->dbid) == InvalidOid)
 			{
@@ -165,7 +170,7 @@ get_my_slot(void)
 			}
 		}
 	}
-	LWLockRelease(stats_shared->lock);
+	LWLockRelease(db_shared->lock);
 	return my_slot;
 }
 
@@ -176,18 +181,37 @@ too_many_databases(void)
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("too many databases use fence leases"),
 			 errdetail("The server keeps shared lease state for at most %d databases (fence.max_databases), and every slot belongs to a database that still exists.",
-					   stats_shared->nslots),
+					   db_shared->nslots),
 			 errhint("Use fence in fewer databases, or increase fence.max_databases (takes effect at server restart).")));
 }
 
 /*
- * Does this database have a slot?  Claims one if it can; false when every
- * slot is taken (the caller may free dropped databases' slots and retry).
+ * Claim this database's slot, or fail with 54000.  Every path that needs a
+ * slot comes here (or through FenceDbCounterBlock(false)), so that the
+ * slots of dropped databases are freed, by the one sweep there is, before
+ * the error says that every slot belongs to a database that exists.  Needs
+ * a transaction (the sweep reads pg_database) and no LWLock held (the sweep
+ * takes the lease table's and ours).
  */
-bool
-FenceStatsHaveSlot(void)
+void
+FenceDbClaimSlot(void)
 {
-	return get_my_slot() != NULL;
+	if (get_my_slot() != NULL || db_shared == NULL)
+		return;
+	if (sweep_dropped != NULL)
+		(void) sweep_dropped();
+	if (get_my_slot() == NULL)
+		too_many_databases();
+}
+
+/*
+ * The lease table's sweep of dropped databases, for FenceDbClaimSlot.
+ * Set at startup.
+ */
+void
+FenceDbSetSweep(FenceSweepFn sweep)
+{
+	sweep_dropped = sweep;
 }
 
 /*
@@ -195,7 +219,7 @@ FenceStatsHaveSlot(void)
  * databases it keeps state of, and forgetting one's.  Set at startup.
  */
 void
-FenceStatsShareDatabases(FenceDatabasesFn databases,
+FenceDbShareDatabases(FenceDatabasesFn databases,
 						 FenceForgetDatabaseFn forget)
 {
 	shared_databases = databases;
@@ -204,26 +228,26 @@ FenceStatsShareDatabases(FenceDatabasesFn databases,
 
 /*
  * The databases that have a slot, or state shared through
- * FenceStatsShareDatabases(), each once, into a palloc'd array; returns how
+ * FenceDbShareDatabases(), each once, into a palloc'd array; returns how
  * many.
  */
 int
-FenceStatsDatabases(Oid **dbids)
+FenceDbDatabases(Oid **dbids)
 {
 	int			n = 0;
 	int			nslots;
 	Oid		   *more = NULL;
 	int			nmore = 0;
 
-	if (stats_shared != NULL && shared_databases != NULL)
+	if (db_shared != NULL && shared_databases != NULL)
 		nmore = shared_databases(&more);
-	nslots = stats_shared ? stats_shared->nslots : 0;
+	nslots = db_shared ? db_shared->nslots : 0;
 	*dbids = palloc(sizeof(Oid) * Max(nslots + nmore, 1));
-	if (stats_shared == NULL)
+	if (db_shared == NULL)
 		return 0;
 	for (int i = 0; i < nslots; i++)
 	{
-		Oid			dbid = pg_atomic_read_u32(&stats_shared->slots[i].dbid);
+		Oid			dbid = pg_atomic_read_u32(&db_shared->slots[i].dbid);
 
 		if (OidIsValid(dbid))
 			(*dbids)[n++] = dbid;
@@ -250,27 +274,27 @@ FenceStatsDatabases(Oid **dbids)
  * lease table holds nothing of it; no backend can be using the slot then.
  */
 void
-FenceStatsForgetDatabase(Oid dbid)
+FenceDbForgetDatabase(Oid dbid)
 {
 	FenceDbSlot *slot;
 
-	if (stats_shared == NULL || !OidIsValid(dbid))
+	if (db_shared == NULL || !OidIsValid(dbid))
 		return;
 	/* Not under our lock: the breakers have a lock of their own. */
 	if (shared_forget_database != NULL)
 		(void) shared_forget_database(dbid);
-	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(db_shared->lock, LW_EXCLUSIVE);
 	slot = find_slot(dbid);
 	if (slot != NULL)
 	{
 		reset_slot(slot);
 		pg_atomic_write_u32(&slot->dbid, InvalidOid);
 	}
-	LWLockRelease(stats_shared->lock);
+	LWLockRelease(db_shared->lock);
 }
 
 void
-FenceStatsCount(FenceStat which)
+FenceDbCount(FenceStat which)
 {
 	FenceDbSlot *slot = get_my_slot();
 
@@ -281,7 +305,7 @@ FenceStatsCount(FenceStat which)
 
 /* Add n at once, for callers that count per row and report per transaction. */
 void
-FenceStatsAdd(FenceStat which, uint64 n)
+FenceDbAdd(FenceStat which, uint64 n)
 {
 	FenceDbSlot *slot;
 
@@ -295,16 +319,17 @@ FenceStatsAdd(FenceStat which, uint64 n)
  * Record that "token" is about to be granted in this database.  Returns
  * false, changing nothing, if a larger token was granted already: the
  * caller must then take a fresh token.  Call it with the lease partition
- * lock held, right before the grant becomes visible.
+ * lock held, right before the grant becomes visible, after
+ * FenceDbClaimSlot(): it neither claims nor sweeps under that lock.
  */
 bool
-FenceStatsPublishGrant(FenceToken token)
+FenceDbPublishGrant(FenceToken token)
 {
-	FenceDbSlot *slot = get_my_slot();
+	FenceDbSlot *slot = my_slot;
 	uint64		seen;
 
 	if (slot == NULL)
-		too_many_databases();
+		elog(ERROR, "fence: a grant was published before its database's slot was claimed");
 
 	seen = pg_atomic_read_u64(&slot->max_granted);
 	while ((uint64) token > seen)
@@ -317,10 +342,12 @@ FenceStatsPublishGrant(FenceToken token)
 
 /*
  * This database's block of counter tokens (see counter.c).  With
- * missing_ok, NULL instead of an error when the database has no slot.
+ * missing_ok, NULL when the database has no slot and none is free, with no
+ * sweep (a caller may hold an LWLock); without it, the slot is claimed as
+ * FenceDbClaimSlot() does, so the caller must hold no LWLock.
  */
 FenceCounterBlock *
-FenceStatsCounterBlock(bool missing_ok)
+FenceDbCounterBlock(bool missing_ok)
 {
 	FenceDbSlot *slot = get_my_slot();
 
@@ -328,7 +355,8 @@ FenceStatsCounterBlock(bool missing_ok)
 	{
 		if (missing_ok)
 			return NULL;
-		too_many_databases();
+		FenceDbClaimSlot();
+		slot = my_slot;
 	}
 	return &slot->counter_block;
 }
@@ -345,9 +373,9 @@ fence_stats(PG_FUNCTION_ARGS)
 	FenceRequirePreload();
 	InitMaterializedSRF(fcinfo, 0);
 
-	for (int i = 0; i < stats_shared->nslots; i++)
+	for (int i = 0; i < db_shared->nslots; i++)
 	{
-		FenceDbSlot *slot = &stats_shared->slots[i];
+		FenceDbSlot *slot = &db_shared->slots[i];
 		Oid			dbid = pg_atomic_read_u32(&slot->dbid);
 		Datum		values[FENCE_NUM_STATS + 1];
 		bool		nulls[FENCE_NUM_STATS + 1] = {0};
