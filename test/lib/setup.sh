@@ -76,6 +76,13 @@ fence_missing_packages() {
 				command -v node >/dev/null 2>&1 || missing+=(nodejs)
 				command -v npm >/dev/null 2>&1 || missing+=(npm)
 				;;
+			# The Patroni test (test/t/063_patroni.pl): Patroni (which
+			# pulls in python3-etcd and python3-psycopg2) and etcd, whose
+			# server it starts on loopback itself; no etcdctl is needed.
+			patroni)
+				command -v patroni >/dev/null 2>&1 || missing+=(patroni)
+				command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+				;;
 			# The job framework recipes (test/t/043_job_frameworks.pl): Celery
 			# with its Redis client and a Redis server, Node.js and npm (pg-boss
 			# and graphile-worker come from the npm registry at test time), and
