@@ -333,6 +333,10 @@ typedef struct FenceLeaseStamp
 extern FenceLeaseStatus FenceLeaseGetStatus(Oid dbid, const char *key,
 											int keylen, FenceToken token,
 											FenceLeaseStamp *stamp);
+extern FenceLeaseStatus FenceLeaseWaitEnd(Oid dbid, const char *key,
+										  int keylen, FenceToken token,
+										  TimestampTz deadline,
+										  bool *timed_out);
 extern FenceLeaseStatus FenceLeaseGetStatusRole(Oid dbid, const char *key,
 												int keylen, FenceToken token,
 												FenceLeaseStamp *stamp,

@@ -567,6 +567,55 @@ fence_lease_status_impl(FunctionCallInfo fcinfo, bool int_key)
 }
 FENCE_KEYED_ENTRY_POINTS(fence_lease_status)
 
+/*
+ * fence_wait_lease_end(key, token, timeout DEFAULT NULL): wait until the
+ * lease with this token is no longer held, and return its status then
+ * (expired, superseded or released); NULL if the timeout passes first.  For
+ * a holder's watchdog, a second connection or task: it learns at once that
+ * the lease is gone (it expired, another session took it, an administrator
+ * broke it, its token was released from elsewhere), without polling.  It
+ * takes nothing, so lock_timeout does not apply: a watchdog waits as long
+ * as the lease lasts.  A lease the caller may not see is "released" at
+ * once, as fence_lease_status says.
+ */
+static Datum
+fence_wait_lease_end_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	LeaseKey	key;
+	FenceToken	token;
+	FenceLeaseStatus status;
+	TimestampTz deadline = 0;
+	bool		timed_out = false;
+
+	FenceRequirePreload();
+	get_key(fcinfo, 0, int_key, &key);
+	token = get_token(fcinfo, 1);
+	if (!PG_ARGISNULL(2))
+	{
+		int64		timeout = get_duration(fcinfo, 2, DURATION_TIMEOUT);
+
+		if (timeout < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("timeout must not be negative"),
+					 errdetail("The timeout given was %s.",
+							   interval_text(PG_GETARG_INTERVAL_P(2))),
+					 errhint("Pass NULL to wait as long as the lease lasts.")));
+		if (pg_add_s64_overflow(GetCurrentTimestamp(), timeout, &deadline) ||
+			!IS_VALID_TIMESTAMP(deadline))
+			deadline = 0;		/* beyond any real wait */
+	}
+
+	status = visible_status(&key, token);
+	if (status == FENCE_LEASE_HELD)
+		status = FenceLeaseWaitEnd(MyDatabaseId, key.data, key.len, token,
+								   deadline, &timed_out);
+	if (timed_out)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(FenceLeaseStatusName(status)));
+}
+FENCE_KEYED_ENTRY_POINTS(fence_wait_lease_end)
+
 /* fence_assert_current(key, token): LF002 unless held */
 static Datum
 fence_assert_current_impl(FunctionCallInfo fcinfo, bool int_key)

@@ -124,6 +124,7 @@
 #include "common/int.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
+#include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
@@ -248,9 +249,29 @@ typedef union FenceLeaseGeneration
 	char		pad[PG_CACHE_LINE_SIZE];
 } FenceLeaseGeneration;
 
+/*
+ * Sessions waiting for a lease of the partition to end
+ * (FenceLeaseWaitEnd) sleep on its condition variable; whoever bumps the
+ * partition's generation broadcasts on it, but only when the count says
+ * someone sleeps there, so that a release pays nothing for a feature
+ * nobody uses.  The count is raised before the sleeper first looks at the
+ * lease, and read after the generation is bumped (both full barriers): a
+ * bump the sleeper did not see is one whose broadcast it gets.
+ */
+typedef union FenceLeaseWatch
+{
+	struct
+	{
+		pg_atomic_uint32 sleepers;
+		ConditionVariable cv;
+	}			w;
+	char		pad[PG_CACHE_LINE_SIZE];
+} FenceLeaseWatch;
+
 typedef struct FenceLeaseShared
 {
 	FenceLeaseGeneration generations[FENCE_LEASE_PARTITIONS];
+	FenceLeaseWatch watches[FENCE_LEASE_PARTITIONS];
 	LWLockPadded *locks;		/* FENCE_LEASE_PARTITIONS partition locks */
 	LWLock	   *roles_lock;		/* protects role_counts */
 	slock_t		free_mutex;		/* protects free_head, nfree */
@@ -416,7 +437,11 @@ FenceLeaseShmemInit(void)
 	lease_shared->locks = GetNamedLWLockTranche(FENCE_LEASE_TRANCHE);
 	lease_shared->roles_lock = &(GetNamedLWLockTranche(FENCE_ROLES_TRANCHE))->lock;
 	for (int i = 0; i < FENCE_LEASE_PARTITIONS; i++)
+	{
 		pg_atomic_init_u64(&lease_shared->generations[i].value, 0);
+		pg_atomic_init_u32(&lease_shared->watches[i].w.sleepers, 0);
+		ConditionVariableInit(&lease_shared->watches[i].w.cv);
+	}
 	SpinLockInit(&lease_shared->free_mutex);
 	pg_atomic_init_u32(&lease_shared->sweep_hand, 0);
 	lease_shared->bucket_mask = lease_nbuckets() - 1;
@@ -452,11 +477,17 @@ partition_lock(uint32 hash)
 	return &lease_shared->locks[hash % FENCE_LEASE_PARTITIONS].lock;
 }
 
-/* A lease of the partition ended or may end sooner.  Exclusive lock held. */
+/*
+ * A lease of the partition ended or may end sooner.  Exclusive lock held;
+ * waking the sessions that wait for a lease of it to end (a spinlock and
+ * SetLatch) is allowed under it.
+ */
 static inline void
 bump_generation(uint32 partition)
 {
 	pg_atomic_fetch_add_u64(&lease_shared->generations[partition].value, 1);
+	if (pg_atomic_read_u32(&lease_shared->watches[partition].w.sleepers) > 0)
+		ConditionVariableBroadcast(&lease_shared->watches[partition].w.cv);
 }
 
 /* The partition whose lock this is. */
@@ -2222,6 +2253,74 @@ FenceLeaseGetStatusRole(Oid dbid, const char *key, int keylen,
 }
 
 /*
+ * Wait until the lease (key, token) of database dbid is no longer held, and
+ * return its status then: expired, superseded or released (broken, or
+ * never this token).  Returns at once if it is not held now.  With a
+ * deadline (real time, 0: none), *timed_out is set and FENCE_LEASE_HELD
+ * returned if the lease is still held when it passes.
+ *
+ * The sleep ends when the lease's partition bumps its generation (a
+ * release, break, takeover, renewal or reclaim in it), when the virtual
+ * clock moves, at the lease's expiry in real time, or at the deadline; it
+ * then looks again.  No lock held across the sleep; may ERROR (an
+ * interrupt: the count of sleepers is put right on the way out).
+ */
+FenceLeaseStatus
+FenceLeaseWaitEnd(Oid dbid, const char *key, int keylen, FenceToken token,
+				  TimestampTz deadline, bool *timed_out)
+{
+	uint32		partition;
+	FenceLeaseWatch *watch;
+	FenceLeaseStatus status = FENCE_LEASE_RELEASED;
+
+	*timed_out = false;
+	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
+		return FENCE_LEASE_RELEASED;
+	partition = lease_hash(dbid, key, keylen) % FENCE_LEASE_PARTITIONS;
+	watch = &lease_shared->watches[partition];
+
+	pg_atomic_fetch_add_u32(&watch->w.sleepers, 1);
+	PG_TRY();
+	{
+		ConditionVariablePrepareToSleep(&watch->w.cv);
+		for (;;)
+		{
+			FenceLeaseStamp stamp;
+			long		timeout_ms = -1;
+
+			status = FenceLeaseGetStatus(dbid, key, keylen, token, &stamp);
+			if (status != FENCE_LEASE_HELD)
+				break;
+			if (!FenceClockIsVirtual())
+				timeout_ms = ms_until(stamp.expires_at, FenceNow()) + 1;
+			if (deadline != 0)
+			{
+				TimestampTz now = GetCurrentTimestamp();
+				long		left;
+
+				if (now >= deadline)
+				{
+					*timed_out = true;
+					break;
+				}
+				left = ms_until(deadline, now);
+				if (timeout_ms < 0 || left < timeout_ms)
+					timeout_ms = left;
+			}
+			(void) ConditionVariableTimedSleep(&watch->w.cv, timeout_ms,
+											   lease_wait_event());
+		}
+		ConditionVariableCancelSleep();
+	}
+	PG_FINALLY();
+	{
+		pg_atomic_fetch_sub_u32(&watch->w.sleepers, 1);
+	}
+	PG_END_TRY();
+	return status;
+}
+
+/*
  * Is the lease that FenceLeaseGetStatus() found held still held by the same
  * token?  True only if nothing in its partition ended or shortened a lease
  * since, and it has not expired: exact, and without the partition lock.
@@ -2289,6 +2388,12 @@ FenceLeaseWakeWaiters(void)
 	{
 		if (lease_waiters[i].slot >= 0)
 			wake_proc(i);
+	}
+	/* The clock moved: a lease may have expired on it. */
+	for (int i = 0; i < FENCE_LEASE_PARTITIONS; i++)
+	{
+		if (pg_atomic_read_u32(&lease_shared->watches[i].w.sleepers) > 0)
+			ConditionVariableBroadcast(&lease_shared->watches[i].w.cv);
 	}
 }
 

@@ -61,6 +61,14 @@ CREATE FUNCTION @extschema@.fence_lease_status(key pg_catalog.int8, token @extsc
 	RETURNS pg_catalog.text
 	AS 'MODULE_PATHNAME', 'fence_lease_status_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+-- Wait until the lease with this token is no longer held: a holder's watchdog.
+CREATE FUNCTION @extschema@.fence_wait_lease_end(key pg_catalog.text, token @extschema@.fence_token, timeout pg_catalog.interval DEFAULT NULL)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'fence_wait_lease_end' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_wait_lease_end(key pg_catalog.int8, token @extschema@.fence_token, timeout pg_catalog.interval DEFAULT NULL)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'fence_wait_lease_end_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 -- SQLSTATE LF002 unless held: the check right before an external side effect.
 CREATE FUNCTION @extschema@.fence_assert_current(key pg_catalog.text, token @extschema@.fence_token)
 	RETURNS pg_catalog.void

@@ -40,8 +40,8 @@ while ($doc =~ /<!-- drivers-(test|output): (\S+) -->\n```[a-z]*\n(.*?)```/sg)
 	}
 }
 is_deeply([ sort @files ],
-	[ sort qw(psycopg_example.py asyncpg_example.py node-pg.js postgres-js.js) ],
-	'the document has an example for each driver');
+	[ sort qw(psycopg_example.py asyncpg_example.py node-pg.js postgres-js.js watchdog.py watchdog.js) ],
+	'the document has an example for each driver, and the watchdogs');
 
 my $node = fence_node('drivers');
 my $dir = PostgreSQL::Test::Utils::tempdir;
