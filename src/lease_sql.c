@@ -162,6 +162,28 @@ get_duration(FunctionCallInfo fcinfo, int argno, DurationArg what)
 	return usecs;
 }
 
+/*
+ * The timeout argument argno (not NULL), in microseconds: a negative one is
+ * an error, whose hint says what NULL means to the caller (a lease wait
+ * honours lock_timeout; a watchdog does not).
+ */
+static int64
+get_timeout(FunctionCallInfo fcinfo, int argno, bool watchdog)
+{
+	int64		timeout = get_duration(fcinfo, argno, DURATION_TIMEOUT);
+
+	if (timeout < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timeout must not be negative"),
+				 errdetail("The timeout given was %s.",
+						   interval_text(PG_GETARG_INTERVAL_P(argno))),
+				 watchdog ?
+				 errhint("Pass NULL to wait as long as the lease lasts.") :
+				 errhint("Pass NULL to wait without a limit (or up to lock_timeout).")));
+	return timeout;
+}
+
 static int64
 get_ttl(FunctionCallInfo fcinfo, int argno)
 {
@@ -373,14 +395,7 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 
 		if (!PG_ARGISNULL(timeout_arg))
 		{
-			timeout = get_duration(fcinfo, timeout_arg, DURATION_TIMEOUT);
-			if (timeout < 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("timeout must not be negative"),
-						 errdetail("The timeout given was %s.",
-								   interval_text(PG_GETARG_INTERVAL_P(timeout_arg))),
-						 errhint("Pass NULL to wait without a limit (or up to lock_timeout).")));
+			timeout = get_timeout(fcinfo, timeout_arg, false);
 			/* For the message; rounded up, without overflow near INT64_MAX. */
 			timeout_ms = timeout / 1000 + (timeout % 1000 != 0);
 		}
@@ -592,15 +607,8 @@ fence_wait_lease_end_impl(FunctionCallInfo fcinfo, bool int_key)
 	token = get_token(fcinfo, 1);
 	if (!PG_ARGISNULL(2))
 	{
-		int64		timeout = get_duration(fcinfo, 2, DURATION_TIMEOUT);
+		int64		timeout = get_timeout(fcinfo, 2, true);
 
-		if (timeout < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("timeout must not be negative"),
-					 errdetail("The timeout given was %s.",
-							   interval_text(PG_GETARG_INTERVAL_P(2))),
-					 errhint("Pass NULL to wait as long as the lease lasts.")));
 		if (pg_add_s64_overflow(GetCurrentTimestamp(), timeout, &deadline) ||
 			!IS_VALID_TIMESTAMP(deadline))
 			deadline = 0;		/* beyond any real wait */
