@@ -9,6 +9,12 @@ SELECT extversion, extversion = (SELECT default_version FROM pg_available_extens
                                  WHERE name = 'fence') AS is_default
 FROM pg_extension WHERE extname = 'fence';
 
+-- The versions installable: every older one as it shipped, and the default.
+SELECT v.version, v.version = e.default_version AS is_default
+FROM pg_available_extension_versions v JOIN pg_available_extensions e USING (name)
+WHERE name = 'fence'
+ORDER BY v.version;
+
 -- Objects without a comment: none.  Newer PostgreSQL versions (18 here)
 -- also record a type's array type and a view's row type as members; those
 -- come with the type or view they belong to and get no comment of their own.

@@ -4,12 +4,14 @@
 # protects tables, takes leases of every scope and writes fenced rows; then
 # the server restarts (the procedure doc/upgrading.md gives:
 # install the new files, restart, ALTER EXTENSION fence UPDATE) and the
-# extension is updated.  Database "fresh" installs the current version.
+# extension is updated, through every version in between.  Database "old11"
+# installs fence 1.1 (its frozen script) and is updated the same way.
+# Database "fresh" installs the current version.
 # Proven:
-#  (a) every member object of the updated extension is defined exactly as in
-#      the fresh install: functions with all their flags, types, operators,
-#      operator classes and families, casts, views, the counter sequence,
-#      their comments and privileges;
+#  (a) every member object of each updated extension is defined exactly as
+#      in the fresh install: functions with all their flags, types,
+#      operators, operator classes and families, casts, views, the counter
+#      sequence, their comments and privileges;
 #  (b) fences, the counter and the protected tables' triggers survive: the
 #      rows keep their fences, a stale holder is still rejected, a new
 #      holder writes, and no token is handed out twice across the update;
@@ -30,7 +32,10 @@ my $current = $node->safe_psql('postgres',
 	q{SELECT default_version FROM pg_available_extensions WHERE name = 'fence'});
 my @versions = split /\n/, $node->safe_psql('postgres',
 	q{SELECT version FROM pg_available_extension_versions WHERE name = 'fence' ORDER BY version});
-ok((grep { $_ eq '1.0' } @versions), "1.0 is installable beside $current");
+for my $v ('1.0', '1.1')
+{
+	ok((grep { $_ eq $v } @versions), "$v is installable beside $current");
+}
 
 # One description line per member object of the extension in this
 # database: everything CREATE/ALTER can set on it.  Objects are named by
@@ -183,6 +188,13 @@ my $max_before = $node->safe_psql('old', 'SELECT fence_advance_tokens(0)');
 cmp_ok($max_before, '>=', max_of(grep { /^\d+$/ } @before),
 	'the counter is at or above every token handed out under 1.0');
 
+# --- 1.1 ---------------------------------------------------------------------
+
+$node->safe_psql('postgres', 'CREATE DATABASE old11');
+$node->safe_psql('old11', q{CREATE EXTENSION fence VERSION '1.1'});
+is($node->safe_psql('old11', q{SELECT extversion FROM pg_extension WHERE extname = 'fence'}),
+	'1.1', 'database old11 runs fence 1.1');
+
 # --- restart, update ----------------------------------------------------------
 
 $node->restart;
@@ -202,28 +214,39 @@ is($node->safe_psql('old', q{SELECT count(*) > 0 FROM pg_proc WHERE proname = 'f
 	'f', '... without any object of the update');
 $node->safe_psql('old', 'DROP VIEW my_leases');
 
+is($node->safe_psql('old', qq{
+SELECT path FROM pg_extension_update_paths('fence') WHERE source = '1.0' AND target = '$current'}),
+	"1.0--1.1--$current", "the update from 1.0 to $current runs through 1.1");
 $node->safe_psql('old', 'ALTER EXTENSION fence UPDATE');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'fence'}),
 	$current, "database old updated to $current");
+$node->safe_psql('old11', 'ALTER EXTENSION fence UPDATE');
+is($node->safe_psql('old11', q{SELECT extversion FROM pg_extension WHERE extname = 'fence'}),
+	$current, "database old11 updated to $current");
 
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION fence');
 
 # (a) identical objects.
-my $updated = $node->safe_psql('old', $describe);
 my $fresh = $node->safe_psql('fresh', $describe);
 cmp_ok(scalar(split /\n/, $fresh), '>', 50, 'the description covers every member object');
-if ($updated eq $fresh)
+for my $from (['old', '1.0'], ['old11', '1.1'])
 {
-	pass('every member object of the updated extension is as in a fresh install');
-}
-else
-{
-	my %u = map { $_ => 1 } split /\n/, $updated;
-	my %f = map { $_ => 1 } split /\n/, $fresh;
-	fail('every member object of the updated extension is as in a fresh install');
-	diag("only after the update: $_") for grep { !$f{$_} } sort keys %u;
-	diag("only in a fresh install: $_") for grep { !$u{$_} } sort keys %f;
+	my ($db, $version) = @$from;
+	my $updated = $node->safe_psql($db, $describe);
+	my $name = "every member object of the extension updated from $version is as in a fresh install";
+	if ($updated eq $fresh)
+	{
+		pass($name);
+	}
+	else
+	{
+		my %u = map { $_ => 1 } split /\n/, $updated;
+		my %f = map { $_ => 1 } split /\n/, $fresh;
+		fail($name);
+		diag("only after the update from $version: $_") for grep { !$f{$_} } sort keys %u;
+		diag("only in a fresh install: $_") for grep { !$u{$_} } sort keys %f;
+	}
 }
 
 # (b) fences, the counter and the triggers.
