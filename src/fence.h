@@ -45,7 +45,9 @@
  *	5. "fence_lease_roles" (lease_table.c), only inside a partition lock.
  *	6. spinlocks, each held for a few instructions and never two at once:
  *	   the lease table's free list, a database's token block (counter.c),
- *	   the virtual clock (clock.c).
+ *	   the virtual clock (clock.c), and the mutex of a partition's condition
+ *	   variable (PostgreSQL's), which a broadcast to the sessions waiting
+ *	   for a lease to end takes, also under a partition lock.
  *
  * PostgreSQL's SyncRepLock is read (shared, briefly) by the counter's refill,
  * which runs with none of the above held.
