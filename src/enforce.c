@@ -577,29 +577,20 @@ strict_holds_old_lease(EnforceTrigger *et, Relation rel, HeapTuple oldrow,
 	char		buf[FENCE_MAX_KEY_LEN];
 	int			keylen;
 	const char *key;
-	FenceToken	token;
-	FenceLeaseStatus status;
+	FenceToken	token = 0;
+	FenceLeaseStatus status = FENCE_LEASE_RELEASED;
+	bool		has_token;
 
 	key = lease_key_for_row(et, rel, oldrow, buf, &keylen);
 	if (keylen == newkeylen && memcmp(key, newkey, keylen) == 0)
 		return true;
-	if (!FenceSessionTokenInEffect(key, keylen, &token))
+	has_token = FenceSessionTokenInEffect(key, keylen, &token);
+	if (has_token)
 	{
-		if (et->cfg.skip)
-			return false;
-		count_rejected++;
-		ereport(ERROR,
-				(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
-				 errmsg("update of table \"%s\" rejected: it moves the row from lease \"%.*s\", which the write does not hold",
-						RelationGetRelationName(rel), keylen, key),
-				 errdetail("The row's lease becomes \"%.*s\"; this session has no token for lease \"%.*s\".",
-						   newkeylen, newkey, keylen, key),
-				 errhint("Take lease \"%.*s\" as well before the update, or delete the row and insert it under the new lease.",
-						 keylen, key)));
+		status = FenceStrictCheck(key, keylen, token, RelationGetRelid(rel));
+		if (status == FENCE_LEASE_HELD)
+			return true;
 	}
-	status = FenceStrictCheck(key, keylen, token, RelationGetRelid(rel));
-	if (status == FENCE_LEASE_HELD)
-		return true;
 	if (et->cfg.skip)
 		return false;
 	count_rejected++;
@@ -607,9 +598,12 @@ strict_holds_old_lease(EnforceTrigger *et, Relation rel, HeapTuple oldrow,
 			(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 			 errmsg("update of table \"%s\" rejected: it moves the row from lease \"%.*s\", which the write does not hold",
 					RelationGetRelationName(rel), keylen, key),
+			 has_token ?
 			 errdetail("The row's lease becomes \"%.*s\"; the token in effect for lease \"%.*s\" is %lld, whose status for that lease is \"%s\".",
 					   newkeylen, newkey, keylen, key, (long long) token,
-					   FenceLeaseStatusName(status)),
+					   FenceLeaseStatusName(status)) :
+			 errdetail("The row's lease becomes \"%.*s\"; this session has no token for lease \"%.*s\".",
+					   newkeylen, newkey, keylen, key),
 			 errhint("Hold lease \"%.*s\" as well, with a token in effect for each lease name, or delete the row and insert it under the new lease.",
 					 keylen, key)));
 	return false;				/* keep compiler quiet */
