@@ -123,6 +123,7 @@ extern int	fence_max_leases;
 extern int	fence_max_ttl_s;
 extern bool fence_test_clock;
 extern int	fence_restart_grace_ms;
+extern int	fence_lock_delay_ms;
 extern int	fence_max_databases;
 extern int	fence_max_leases_per_role;
 extern bool fence_log_lease_waits;
@@ -249,6 +250,9 @@ typedef struct FenceLeaseRequest
 	int			permits;		/* 0: an ordinary lease; else a permit of a
 								 * key with this many (1..FENCE_MAX_PERMITS) */
 	int64		ttl;			/* lease-clock microseconds, > 0 */
+	int64		lock_delay;		/* lease-clock microseconds the key stays
+								 * ungranted after this lease ends without
+								 * a release (fence.lock_delay); >= 0 */
 	bool		wait;			/* queue up until granted (or the deadline) */
 	bool		has_deadline;	/* wait: give up at deadline (real time) */
 	TimestampTz deadline;
@@ -354,6 +358,7 @@ extern void FenceLeaseAcquire(const FenceLeaseRequest *req,
 extern bool FenceLeaseRelease(const char *key, int keylen, FenceToken token);
 extern bool FenceLeaseReleaseToken(const char *key, int keylen,
 								   FenceToken token);
+extern bool FenceLeaseAbandon(const char *key, int keylen, FenceToken token);
 extern bool FenceLeaseRenew(const char *key, int keylen, FenceToken token,
 							int64 ttl);
 extern bool FenceLeaseBreak(const char *key, int keylen, FenceToken *token);

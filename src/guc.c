@@ -20,6 +20,7 @@ int			fence_max_leases = 65536;
 int			fence_max_ttl_s = 86400;
 bool		fence_test_clock = false;
 int			fence_restart_grace_ms = 0;
+int			fence_lock_delay_ms = 0;
 int			fence_max_databases = 1024;
 int			fence_max_leases_per_role = -1;
 bool		fence_log_lease_waits = false;
@@ -220,6 +221,17 @@ FenceGucInit(void)
 							0,
 							INT_MAX,
 							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("fence.lock_delay",
+							"After a lease taken with this setting ends without a release, grant its key to nobody for this long.",
+							"A lease ends without a release when it expires or when its session ends while holding it.",
+							&fence_lock_delay_ms,
+							0,
+							0,
+							INT_MAX,
+							PGC_USERSET,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 

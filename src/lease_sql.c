@@ -379,6 +379,7 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 	if (permit)
 		req.permits = get_permits(fcinfo, arg++);
 	req.ttl = get_ttl(fcinfo, arg++);
+	req.lock_delay = (int64) fence_lock_delay_ms * 1000;
 	timeout_arg = wait ? arg++ : -1;
 	owner_arg = arg;
 	req.scope = scope;
@@ -435,20 +436,20 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 						 timeout_is_lock_timeout ?
 						 errdetail("lock_timeout is %lld ms.", (long long) timeout_ms) :
 						 errdetail("The timeout was %lld ms.", (long long) timeout_ms),
-						 errhint("All %d permits are still held, others are queued before this session, or fence.restart_grace is not over yet.",
+						 errhint("All %d permits are held or in their fence.lock_delay, others are queued before this session, or fence.restart_grace is not over yet.",
 								 req.permits)));
 			else if (timeout_is_lock_timeout)
 				ereport(ERROR,
 						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 						 errmsg("could not obtain lease \"%s\" before the timeout", key.data),
 						 errdetail("lock_timeout is %lld ms.", (long long) timeout_ms),
-						 errhint("Another holder still has the lease, others are queued before this session, or fence.restart_grace is not over yet.")));
+						 errhint("Another holder still has the lease or it is in its fence.lock_delay, others are queued before this session, or fence.restart_grace is not over yet.")));
 			else
 				ereport(ERROR,
 						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 						 errmsg("could not obtain lease \"%s\" before the timeout", key.data),
 						 errdetail("The timeout was %lld ms.", (long long) timeout_ms),
-						 errhint("Another holder still has the lease, others are queued before this session, or fence.restart_grace is not over yet.")));
+						 errhint("Another holder still has the lease or it is in its fence.lock_delay, others are queued before this session, or fence.restart_grace is not over yet.")));
 			break;
 		case FENCE_ACQUIRE_SCOPE_CONFLICT:
 			scope_conflict(key.data, grant.held_scope);

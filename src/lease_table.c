@@ -61,7 +61,13 @@
  * (FenceLeaseForgetDroppedDatabases) frees anything left when the table or
  * the slots run out, or on request.
  *
- * Slot size: 296 bytes (248 of them key and owner text), plus 2 to 4 bytes
+ * Lock-delay (fence.lock_delay): a lease granted with one that ends
+ * without a release (it expires, or its session ends holding it:
+ * FenceLeaseAbandon leaves it expired as of then) keeps its key from
+ * everyone until its end plus the delay; such an entry is refused like a
+ * live one, its waiters sleep until the delay's end, and reclaim keeps it.
+ *
+ * Slot size: 304 bytes (248 of them key and owner text), plus 2 to 4 bytes
  * of bucket array per slot.
  *
  * Locks: fence.h lists every lock of fence in the order they may be taken.
@@ -173,7 +179,7 @@ typedef enum EntryKind
 } EntryKind;
 
 /*
- * One entry.  Kept small (the target is 300 bytes a slot, buckets included):
+ * One entry.  Kept small (about 300 bytes a slot, buckets included):
  * no cached hash, and the wait queue is a singly linked list from its head
  * (queues are short; appending walks it).  A session or transaction lease
  * is identified by its holder's procno alone: the holder releases it in its
@@ -192,6 +198,8 @@ typedef struct FenceLeaseSlot
 	FenceToken	token;			/* current token, or the last one */
 	TimestampTz granted_at;
 	TimestampTz expires_at;		/* lease clock */
+	int64		lock_delay;		/* after an end without release: see
+								 * slot_in_lock_delay() */
 	union
 	{
 		int32		procno;		/* session/xact scope: the holder; else -1 */
@@ -204,8 +212,8 @@ typedef struct FenceLeaseSlot
 StaticAssertDecl(FENCE_MAX_KEY_LEN <= PG_UINT8_MAX &&
 				 FENCE_MAX_OWNER_LEN <= PG_UINT8_MAX,
 				 "key and owner lengths must fit in uint8");
-StaticAssertDecl(sizeof(FenceLeaseSlot) <= 296,
-				 "a lease slot and its bucket should take at most 300 bytes");
+StaticAssertDecl(sizeof(FenceLeaseSlot) <= 304,
+				 "a lease slot and its bucket should take at most 308 bytes");
 
 /*
  * How many detached leases (live or expired, until the entry is reused or
@@ -319,7 +327,8 @@ typedef enum BlockerKind
 	BLOCKER_SESSION,			/* a session or transaction holder: pid */
 	BLOCKER_DETACHED,			/* a detached holder: owner */
 	BLOCKER_QUEUE,				/* nobody holds it; others are queued first */
-	BLOCKER_PERMITS				/* every permit is held */
+	BLOCKER_PERMITS,			/* every permit is held (or in lock-delay) */
+	BLOCKER_LOCK_DELAY			/* it ended unreleased; in its lock-delay */
 } BlockerKind;
 
 static struct
@@ -605,6 +614,35 @@ lease_deadline(TimestampTz now, int64 usecs)
 	return result;
 }
 
+/*
+ * Lock-delay (fence.lock_delay): a lease that ended without a release (it
+ * expired, or its session ended holding it, which leaves it expired) keeps
+ * its key from everyone until its end plus the delay it was granted with.
+ * Its holder may be paused rather than gone, and may still act on work no
+ * fence can check; the delay is the time it has to notice.  A release or
+ * a break ends a lease outright: its scope is NONE then, and no delay
+ * applies.
+ */
+static inline TimestampTz
+lock_delay_end(FenceLeaseSlot *slot)
+{
+	return lease_deadline(slot->expires_at, slot->lock_delay);
+}
+
+static inline bool
+slot_in_lock_delay(FenceLeaseSlot *slot, TimestampTz now)
+{
+	return slot->scope != FENCE_SCOPE_NONE && slot->lock_delay > 0 &&
+		now >= slot->expires_at && now < lock_delay_end(slot);
+}
+
+/* Nobody may be granted the entry now: it is held, or in its lock-delay. */
+static inline bool
+slot_is_taken(FenceLeaseSlot *slot, TimestampTz now)
+{
+	return slot_is_live(slot, now) || slot_in_lock_delay(slot, now);
+}
+
 /* ---------- detached leases per role ---------- */
 
 /*
@@ -731,7 +769,7 @@ free_entries(uint32 partition, Oid dbid, int *ended)
 			else if (permit_key)
 				free_it = next_permit_link(chain, slot) == NULL;
 			else
-				free_it = OidIsValid(dbid) || !slot_is_live(slot, now);
+				free_it = OidIsValid(dbid) || !slot_is_taken(slot, now);
 
 			if (free_it)
 			{
@@ -1139,6 +1177,7 @@ new_entry(uint32 hash, const FenceLeaseRequest *req, EntryKind kind)
 		slot->held.procno = -1;
 	slot->token = 0;
 	slot->expires_at = 0;
+	slot->lock_delay = 0;
 	slot->wait_head = -1;
 	slot->next = *head;
 	*head = idx;
@@ -1170,7 +1209,7 @@ drop_dead_permits(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
 		int32		idx = *link;
 		FenceLeaseSlot *permit = &lease_slots[idx];
 
-		if (slot_is_live(permit, now))
+		if (slot_is_taken(permit, now))
 		{
 			link = next_permit_link(&permit->next, key);
 			continue;
@@ -1183,14 +1222,14 @@ drop_dead_permits(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
 	}
 }
 
-/* Does a live permit of permit-key entry "key" remain? */
+/* Does a permit of permit-key entry "key" remain live or in its lock-delay? */
 static bool
-has_live_permit(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
+has_taken_permit(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
 {
 	for (int32 *link = next_permit_link(bucket_head(hash), key); link != NULL;
 		 link = next_permit_link(&lease_slots[*link].next, key))
 	{
-		if (slot_is_live(&lease_slots[*link], now))
+		if (slot_is_taken(&lease_slots[*link], now))
 			return true;
 	}
 	return false;
@@ -1211,8 +1250,8 @@ kind_conflict(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 	if (permits == req->permits)
 		return false;
 	if (slot->wait_head < 0 &&
-		!(is_permit_key ? has_live_permit(hash, slot, now) :
-		  slot_is_live(slot, now)))
+		!(is_permit_key ? has_taken_permit(hash, slot, now) :
+		  slot_is_taken(slot, now)))
 		return false;
 	grant->outcome = FENCE_ACQUIRE_KIND_CONFLICT;
 	grant->held_permits = permits;
@@ -1277,6 +1316,7 @@ install_grant(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 	slot->token = token;
 	slot->granted_at = now;
 	slot->expires_at = lease_deadline(now, req->ttl);
+	slot->lock_delay = req->lock_delay;
 	slot->roleid = GetUserId();
 	if (req->scope == FENCE_SCOPE_DETACHED)
 	{
@@ -1310,6 +1350,7 @@ extend_held(FenceLeaseSlot *slot, const FenceLeaseRequest *req,
 		return;
 	}
 	slot->expires_at = Max(slot->expires_at, lease_deadline(now, req->ttl));
+	slot->lock_delay = Max(slot->lock_delay, req->lock_delay);
 	grant->outcome = FENCE_ACQUIRE_EXTENDED;
 	grant->token = slot->token;
 	grant->expires_at = slot->expires_at;
@@ -1433,6 +1474,15 @@ lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 		note_blocker(slot);
 		return STEP_REFUSED;
 	}
+	if (slot && slot_in_lock_delay(slot, now))
+	{
+		if (req->wait && my_wait_slot < 0)
+			enqueue_self(idx, partition_lock(hash), req);
+		if (my_wait_slot < 0 || slot->wait_head == me)
+			*wake_at = lock_delay_end(slot);
+		last_blocker.kind = BLOCKER_LOCK_DELAY;
+		return STEP_REFUSED;
+	}
 
 	/* The key is free.  Waiters ahead of us have it first. */
 	if (slot && slot->wait_head >= 0 && slot->wait_head != me)
@@ -1468,8 +1518,8 @@ lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
  * acquire_step() for a permit.  idx: the key's permit-key entry (or an idle
  * lease, or an idle permit key with another number of permits, made this
  * kind when a permit is granted), or -1.  At most req->permits live
- * permits; the queue is the key's, and only its head may take a free
- * permit.
+ * permits (a permit in its lock-delay counts as one); the queue is the
+ * key's, and only its head may take a free permit.
  */
 static AcquireStep
 permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
@@ -1482,7 +1532,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 	TimestampTz now = FenceNow();
 	TimestampTz earliest = 0;
 	int32		me = FENCE_MY_PROCNO;
-	int			live = 0;
+	int			taken = 0;	/* live, or in lock-delay */
 	bool		same_role_detached;
 	AcquireStep step;
 	int32		permit_idx;
@@ -1501,6 +1551,13 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 		{
 			FenceLeaseSlot *permit = &lease_slots[*link];
 
+			if (slot_in_lock_delay(permit, now))
+			{
+				/* Not free, and no longer anyone's to extend. */
+				if (taken++ == 0 || lock_delay_end(permit) < earliest)
+					earliest = lock_delay_end(permit);
+				continue;
+			}
 			if (!slot_is_live(permit, now))
 			{
 				if (reused == NULL)
@@ -1516,7 +1573,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 			if (holder_matches(permit, req) &&
 				(held == NULL || permit->scope != FENCE_SCOPE_DETACHED))
 				held = permit;
-			if (live++ == 0 || permit->expires_at < earliest)
+			if (taken++ == 0 || permit->expires_at < earliest)
 				earliest = permit->expires_at;
 		}
 		if (held != NULL)
@@ -1526,7 +1583,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 		}
 	}
 
-	if (live >= req->permits)
+	if (taken >= req->permits)
 	{
 		Assert(key != NULL);
 		if (req->wait && my_wait_slot < 0)
@@ -1657,6 +1714,11 @@ log_still_waiting(const FenceLeaseRequest *req, AcquireStep step)
 				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
 						MyProcPid, req->keylen, req->key, msecs, usecs),
 				 errdetail("All %d permits of the lease are held.", req->permits)));
+	else if (last_blocker.kind == BLOCKER_LOCK_DELAY)
+		ereport(LOG,
+				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
+						MyProcPid, req->keylen, req->key, msecs, usecs),
+				 errdetail("The lease ended without being released, and its fence.lock_delay has not passed.")));
 	else
 		ereport(LOG,
 				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
@@ -2075,6 +2137,52 @@ bool
 FenceLeaseReleaseToken(const char *key, int keylen, FenceToken token)
 {
 	return release_token(key, keylen, token, false);
+}
+
+/*
+ * The end of a session that holds the lease (or permit) with token: release
+ * it, unless it was granted with a lock-delay.  Then it is left expired as
+ * of now, its holder forgotten, so that its key stays ungranted for the
+ * delay (slot_in_lock_delay) and fence_lease_status() says "expired", as
+ * for a holder that stopped renewing.  Waiters are woken to sleep until
+ * the delay's end instead.  Never ERRORs: exit clean-up uses it.
+ */
+bool
+FenceLeaseAbandon(const char *key, int keylen, FenceToken token)
+{
+	LWLock	   *lock;
+	uint32		hash;
+	int32	   *link;
+	int32	   *held;
+	FenceLeaseSlot *slot;
+	TimestampTz now;
+	bool		delayed = false;
+
+	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
+		return false;
+	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock, &hash);
+	held = token_link(hash, link, token);
+	slot = held ? &lease_slots[*held] : NULL;
+	now = FenceNow();
+	if (slot && slot->lock_delay > 0 && slot->scope != FENCE_SCOPE_DETACHED &&
+		slot_is_taken(slot, now) && may_touch(slot))
+	{
+		FenceLeaseSlot *queue = &lease_slots[*link];
+
+		/* Expired already, it is in its delay: leave it there. */
+		if (slot_is_live(slot, now))
+		{
+			bump_generation(lock_partition(lock));
+			slot->expires_at = now;
+			if (queue->wait_head >= 0)
+				wake_proc(queue->wait_head);
+		}
+		slot->held.procno = -1;
+		delayed = true;
+	}
+	LWLockRelease(lock);
+
+	return delayed || release_token(key, keylen, token, true);
 }
 
 /* FenceLeaseRelease(); check_holder false skips may_touch(). */

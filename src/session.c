@@ -91,7 +91,7 @@ static void session_subxact_callback(SubXactEvent event,
 									 SubTransactionId mySubid,
 									 SubTransactionId parentSubid, void *arg);
 static void session_exit_callback(int code, Datum arg);
-static void session_end(void);
+static void session_end(bool at_exit);
 static void session_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 								   bool readOnlyTree,
 								   ProcessUtilityContext context,
@@ -619,13 +619,16 @@ session_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 /*
  * The end of the session's hold, at backend exit and at DISCARD ALL:
  * release the session and transaction leases this backend holds (those it
- * still holds: a release with a superseded token changes nothing) and
- * forget every remembered token, detached leases' too.  Detached leases
- * stay: they belong to their owner name, not to the session.  Must not
- * ERROR (FenceLeaseRelease does not).
+ * still holds: a release with a superseded token changes nothing), and
+ * forget every remembered token, detached leases' too.  At exit a lease
+ * granted with a lock-delay is not released but abandoned: its session
+ * ended without releasing it, and its key stays ungranted for the delay
+ * (FenceLeaseAbandon).  DISCARD ALL is a request, and releases.  Detached
+ * leases stay: they belong to their owner name, not to the session.  Must
+ * not ERROR (neither FenceLeaseRelease nor FenceLeaseAbandon does).
  */
 static void
-session_end(void)
+session_end(bool at_exit)
 {
 	HASH_SEQ_STATUS status;
 	SessionLease *entry;
@@ -637,7 +640,11 @@ session_end(void)
 	hash_seq_init(&status, session_leases);
 	while ((entry = hash_seq_search(&status)) != NULL)
 	{
-		if (entry->scope == FENCE_SCOPE_SESSION || entry->scope == FENCE_SCOPE_XACT)
+		if (entry->scope != FENCE_SCOPE_SESSION && entry->scope != FENCE_SCOPE_XACT)
+			continue;
+		if (at_exit)
+			(void) FenceLeaseAbandon(entry->key, strlen(entry->key), entry->token);
+		else
 			(void) FenceLeaseRelease(entry->key, strlen(entry->key), entry->token);
 	}
 	hash_destroy(session_leases);
@@ -654,7 +661,7 @@ session_end(void)
 static void
 session_exit_callback(int code, Datum arg)
 {
-	session_end();
+	session_end(true);
 }
 
 /*
@@ -687,5 +694,5 @@ session_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 								params, queryEnv, dest, qc);
 
 	if (discard_all)
-		session_end();
+		session_end(false);
 }
