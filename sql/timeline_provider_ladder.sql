@@ -30,9 +30,10 @@ SELECT start('provider_ladder', 'The provider ladder', '2025-03-10',
 	intro => 'Workers send each job to provider A, or to B when A does not answer within 15 s. '
 		'A is down from before 10:00:00 until 10:00:40. Every worker finds that out for itself, '
 		'one job at a time.',
-	lesson => 'Without shared state, every job pays the dead provider''s timeout. A breaker that all '
-		'workers share trips on the first timeout: the other jobs go straight to B, one probe (a '
-		'lease, so only one worker holds it) finds A back, and A is used again.');
+	lesson => 'Without shared state, every job that tries A while it is down pays its 15 s timeout: '
+		'three workers each lose 15 s. A breaker that all workers share opens on the first timeout, '
+		'so only W1 waits and the other jobs go straight to B. After open_until, one probe (a lease, '
+		'so only one worker holds it) finds A back, and its report closes the breaker.');
 
 SELECT setup($$
 	CREATE TABLE outage (provider text PRIMARY KEY, down_from timestamptz, down_until timestamptz);
@@ -116,10 +117,11 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		$$SELECT call_provider('A')$$,
 		$$SELECT call_provider('A')$$);
 
--- When a worker waits for A's timeout (for the pictures).  A pause is drawn
--- in both designs, so only job 1's, which both designs pay; today's jobs 2
--- and 3 show their wait as the gap between calling A and calling B.
-SELECT pause('W1', '10:00:00', '10:00:15', 'waits for A 15 s');
+-- When a worker waits for A's timeout (for the pictures): job 1 in both
+-- designs, jobs 2 and 3 today only (with fence they fail fast).
+SELECT wait('W1', '10:00:00', '10:00:15', 'waits for A 15 s');
+SELECT wait('W2', '10:00:20', '10:00:35', 'waits for A 15 s', 'today');
+SELECT wait('W3', '10:00:25', '10:00:40', 'waits for A 15 s', 'today');
 
 SELECT * FROM play();
 
@@ -147,6 +149,23 @@ INSERT INTO verdict (side, claim, ok) VALUES
 		outcome('fenced', '10:00:51', 'W1') = 'closed'
 		AND outcome('fenced', '10:00:55', 'W2', '%asks%') = 'call'
 		AND outcome('fenced', '10:00:55', 'W2', '%calls A') = 'ok');
+
+-- The breaker's states as fence_breakers showed them after each step (what
+-- the picture draws as the breaker's band), each from its changed_at.
+SELECT string_agg(format('%s from %s', state, changed_at)
+				  || CASE state WHEN 'open' THEN ' until ' || open_until
+								WHEN 'half_open' THEN ', probe ' || probe_token ELSE '' END,
+				  '; ' ORDER BY first) AS states
+  FROM (SELECT state, changed_at, min(open_until) AS open_until, min(probe_token) AS probe_token,
+			   min(seq) AS first
+		  FROM breaker WHERE variant = 'fenced' AND breaker = 'provider:A'
+		 GROUP BY state, changed_at) s \gset
+SELECT :'states' AS states;
+
+INSERT INTO verdict (side, claim, ok) VALUES
+	('with fence', 'fence_breakers: provider:A closed, open from 10:00:15 until 10:00:45, half_open from 10:00:50 (probe 33), closed from 10:00:51',
+		:'states' = 'closed from 10:00:00; open from 10:00:15 until 10:00:45; '
+			'half_open from 10:00:50, probe 33; closed from 10:00:51');
 
 SELECT side, claim, ok FROM verdict ORDER BY n;
 

@@ -178,14 +178,14 @@ INSERT INTO script (at, worker, action, today, fenced) VALUES
 		NULL);
 
 -- While a worker waits for A's answer (for the pictures).
-SELECT pause('W1', '10:00:00', '10:00:20', 'waits 20 s for A');
-SELECT pause('W2', '10:00:02', '10:00:22', 'waits 20 s for A');
-SELECT pause('W3', '10:00:04', '10:00:24', 'waits 20 s for A', 'today');
-SELECT pause('W4', '10:00:06', '10:00:26', 'waits 20 s for A', 'today');
-SELECT pause('W5', '10:00:08', '10:00:28', 'waits 20 s for A', 'today');
-SELECT pause('W1', '10:00:20', '10:00:40', 'waits 20 s for A', 'today');
-SELECT pause('W2', '10:00:22', '10:00:42', 'waits 20 s for A', 'today');
-SELECT pause('W4', '10:00:21', '10:00:41', 'waits 20 s for A', 'fenced');
+SELECT wait('W1', '10:00:00', '10:00:20', 'waits 20 s for A');
+SELECT wait('W2', '10:00:02', '10:00:22', 'waits 20 s for A');
+SELECT wait('W3', '10:00:04', '10:00:24', 'waits 20 s for A', 'today');
+SELECT wait('W4', '10:00:06', '10:00:26', 'waits 20 s for A', 'today');
+SELECT wait('W5', '10:00:08', '10:00:28', 'waits 20 s for A', 'today');
+SELECT wait('W1', '10:00:20', '10:00:40', 'waits 20 s for A', 'today');
+SELECT wait('W2', '10:00:22', '10:00:42', 'waits 20 s for A', 'today');
+SELECT wait('W4', '10:00:21', '10:00:41', 'waits 20 s for A', 'fenced');
 
 SELECT * FROM play();
 

@@ -5,16 +5,21 @@
 
 Each RECORD is what one replay recorded (timeline.record() in
 test/lib/timeline.sql): its steps with their times, workers, kinds, results
-and the tokens the workers carried, the locks and leases held after each step,
-the workers' pauses, and the checks the replay made.  For each record this
+and the tokens the workers carried, the locks and leases held and the
+circuit breakers' states after each step, the workers' pauses and waits, and
+the checks the replay made.  For each record this
 writes DIR/<name>.svg: a lane per worker, the timeline's own clock on the time
 axis, one panel per design ("today" above "with fence"), the lock, lease or
 permit each worker holds as a bar (solid while it holds it, hatched while it
 only believes it does, with an arrowhead if it still holds it when the
-timeline ends), pauses (in every design, or in the one the record names), and
-each write or effect as a mark with its outcome and token, labelled in rows
-under its lane (place_labels(): no label over another, nor a leader line
-through one; every label inside the picture).  Then
+timeline ends; a detached lease, such as a breaker's probe, on the worker
+that was granted it), pauses and waits for a call (in every design, or in
+the one the record names), each write or effect as a mark with its outcome
+and token, labelled in rows under its lane (place_labels(): no label over
+another, nor a leader line through one; every label inside the picture),
+and, above the lanes of a design that has circuit breakers, each breaker's
+state over time, as the replay read it from fence_breakers.  The legend
+explains what the picture draws, and nothing else.  Then
 DIR/index.html shows them all with their lessons: the incidents of
 doc/incidents.md first, then the timelines that illustrate another page (the
 record's "doc").
@@ -67,6 +72,14 @@ GREY = "#6e7781"
 INK = "#1f2328"
 BLUE = "#0969da"
 AMBER = "#9a6700"
+# Colours of the Okabe-Ito palette, told apart with any colour vision: a
+# worker's wait for a timeout, and a breaker's states.
+WAIT = "#cc79a7"
+BREAKER_STATE = {
+    "closed": ("#009e73", "closed"),
+    "open": ("#d55e00", "open"),
+    "half_open": ("#f0e442", "half_open"),
+}
 
 VARIANT_TITLE = {
     "today": "Today",
@@ -226,6 +239,7 @@ def nice_step(span):
 class Svg:
     def __init__(self):
         self.parts = []
+        self.used = set()               # what the legend must explain
 
     def add(self, s):
         self.parts.append(s)
@@ -252,13 +266,33 @@ def lanes_of(rec):
     return order
 
 
+def breakers_of(rec, variant):
+    names = []
+    for b in rec.get("breakers", []):
+        if b["variant"] == variant and b["breaker"] not in names:
+            names.append(b["breaker"])
+    return names
+
+
 def segments(rec, variant, tmax):
-    """Held intervals per worker: (worker, lock, token, start, end, how, believed_end)."""
+    """Held intervals per worker: (worker, lock, token, start, end, how, believed_end).
+
+    A lease held by an owner that is no worker (a detached lease, such as a
+    breaker's probe lease, owned by "breaker probe") is drawn on the worker
+    whose step granted it: the one whose step it first appeared after.  Its
+    owner is kept in the interval ("owner").
+    """
     steps = [s for s in rec["steps"] if variant in s["runs"]]
+    lanes = lanes_of(rec)
+    worker_of = {s["seq"]: s["worker"] for s in steps}
+    granted_by = {}
     by_seq = {}
-    for h in rec["holds"]:
-        if h["variant"] == variant:
-            by_seq.setdefault(h["seq"], []).append(h)
+    for h in sorted((h for h in rec["holds"] if h["variant"] == variant), key=lambda h: h["seq"]):
+        if h["worker"] not in lanes:
+            owner = h["worker"]
+            who = granted_by.setdefault((owner, h["lock"], h["token"]), worker_of[h["seq"]])
+            h = dict(h, worker=who, owner=owner)
+        by_seq.setdefault(h["seq"], []).append(h)
     last_step = {}
     for s in steps:
         last_step[s["worker"]] = secs(s["at"])
@@ -293,7 +327,7 @@ def segments(rec, variant, tmax):
             if key not in open_ and not (h["expires_at"] and secs(h["expires_at"]) <= t):
                 open_[key] = dict(worker=key[0], lock=key[1], token=h["token"], start=t,
                                   expires=secs(h["expires_at"]) if h["expires_at"] else None,
-                                  permits=h.get("permits"))
+                                  permits=h.get("permits"), owner=h.get("owner"))
     for key in list(open_):
         exp = open_[key]["expires"]
         if exp is not None and exp <= tmax:
@@ -311,9 +345,12 @@ def segments(rec, variant, tmax):
     return done
 
 
-def lock_label(lock, token, variant, permits=None):
+def lock_label(lock, token, variant, permits=None, owner=None):
     if lock.startswith("advisory lock"):
         return lock
+    if owner is not None and token is not None:
+        # A detached lease the worker was granted: its key says what it is.
+        return "lease %s, token %d" % (lock, token)
     if token is not None:
         return ("permit" if permits is not None else "lease") + ", token %d" % token
     return lock if variant == "today" else "lease " + lock
@@ -390,6 +427,10 @@ def draw(rec):
                  note, size=11, fill=GREY)
         y += 26
         lanes_at = len(svg.parts)
+        # The circuit breakers of this design first: their state is what the
+        # workers' steps below ask and change.
+        for name in breakers_of(rec, variant):
+            y = draw_breaker(svg, rec, variant, name, y, X, t1)
         segs = segments(rec, variant, tmax)
         for lane in lanes:
             y = draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1)
@@ -484,11 +525,20 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
         k = seen.get(t, 0)
         seen[t] = k + 1
         marks.append((X(t) + k * 9, m))
-    # Pauses.
+    # Pauses, and waits for a call to time out: time the worker loses.  A
+    # pause is a zigzag, a wait a bar under the lane (a lock's bar stays
+    # above it).
     for p in rec["pauses"]:
         if p["worker"] != lane or p.get("variant") not in (None, variant):
             continue
         a, b = X(secs(p["from"])), X(secs(p["to"]))
+        if p.get("how") == "waits":
+            svg.used.add("wait")
+            svg.add('<rect x="%s" y="%s" width="%s" height="7" fill="%s" rx="2"/>'
+                    % (num(a), num(band + 8), num(b - a), WAIT))
+            labels.append((a, [(p["what"], INK, None, "italic")], "L"))
+            continue
+        svg.used.add("pause")
         zz = []
         xx, up = a, True
         while xx < b:
@@ -508,6 +558,7 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
             continue
         a = X(s["start"])
         fill = "#54aeff" if variant != "today" else "#8c959f"
+        svg.used.add("bar")
         if s["end"] is None:
             b = max(X(t1), a + 10)
             svg.add('<rect x="%s" y="%s" width="%s" height="10" fill="%s" rx="2"/>'
@@ -518,7 +569,7 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
             b = max(X(s["end"]), a + 3)
             svg.add('<rect x="%s" y="%s" width="%s" height="10" fill="%s" rx="2"/>'
                     % (num(a), num(band - 5), num(b - a), fill))
-        label = lock_label(s["lock"], s["token"], variant, s.get("permits"))
+        label = lock_label(s["lock"], s["token"], variant, s.get("permits"), s.get("owner"))
         lw = text_width(label, 10)
         if (a + 10 + lw + 6 < b - (8 if s["end"] is None else 0)
                 and not any(a + 10 - 8 < mx < a + 10 + lw + 8 for mx, _ in marks)):
@@ -526,6 +577,7 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
         else:
             labels.append((a, [(label, BLUE if variant != "today" else INK, None, None)]))
         if s["believed"] is not None and s["believed"] > s["end"]:
+            svg.used.add("hatch")
             c = X(s["believed"])
             svg.add('<rect x="%s" y="%s" width="%s" height="10" fill="url(#hatch)" '
                     'stroke="#8c959f" stroke-width="1" rx="2"/>'
@@ -540,15 +592,22 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
     # Marks.
     for x, (shape, colour, act, outcome, tok) in marks:
         draw_mark(svg, shape, colour, x, band)
+        svg.used.add("skipped" if shape == "refused" else shape)
         parts = [(act + (": " if outcome else ""), INK, None, None)]
         if outcome:
             parts.append((outcome, colour, "bold", None))
         if tok:
             parts.append((" (" + tok + ")", colour if shape != "accepted" else INK, None, None))
         labels.append((x, parts))
-    # The labels, in rows below the band: each starts at its mark or ends at
-    # it, no two of a row closer than GAP, and no leader line (from a mark
-    # down to its label) through another label.
+    nrows = draw_labels(svg, labels, band)
+    return band + 28 + max(nrows - 1, 0) * ROW + (8 if nrows else -10)
+
+
+def draw_labels(svg, labels, band):
+    """A lane's labels, in rows below its band (centred at y = band): each
+    starts at its mark or ends at it, no two of a row closer than GAP, and
+    no leader line (from a mark down to its label) through another label.
+    Returns the number of rows."""
     placed = place_labels(labels, LEFT + 2, WIDTH - 10)
     nrows = max([r for _, r, _, _ in placed], default=-1) + 1
     for lx, r, x, parts in placed:
@@ -575,6 +634,68 @@ def draw_lane(svg, rec, variant, lane, segs, y, X, tmax, t1):
         svg.add('<text x=%s y="%s" font-size="%d" stroke="#ffffff" stroke-width="3" '
                 'stroke-linejoin="round" paint-order="stroke">%s</text>'
                 % (at, num(ty), FS, "".join(spans)))
+    return nrows
+
+
+def breaker_states(rec, variant, name):
+    """A breaker's states over time, as the replay saw it after each step (its
+    row in fence_breakers): [(state, from, open_until, probe_token)], each
+    from its changed_at."""
+    runs = []
+    for b in rec.get("breakers", []):
+        if b["variant"] != variant or b["breaker"] != name:
+            continue
+        if runs and runs[-1][0] == b["state"] and runs[-1][1] == secs(b["changed_at"]):
+            continue
+        runs.append((b["state"], secs(b["changed_at"]), b["open_until"], b["probe_token"]))
+    return runs
+
+
+def band_text(svg, x, y, s, anchor="start"):
+    """A label on a breaker's band, on a white ground, so that it reads the
+    same on any of the states' colours."""
+    w = text_width(s, 10)
+    left = x - w if anchor == "end" else x
+    svg.add('<rect x="%s" y="%s" width="%s" height="12" fill="#ffffff" fill-opacity="0.85" rx="2"/>'
+            % (num(left - 3), num(y - 9.5), num(w + 6)))
+    svg.text(x, y, s, size=10, anchor=anchor)
+
+
+def draw_breaker(svg, rec, variant, name, y, X, t1):
+    """A row for one breaker: its state as a band of colours (one per state,
+    each labelled with the time it began), the open state's open_until
+    marked; the last state runs on to the end of the time axis."""
+    band = y + 12
+    svg.text(12, band, "breaker", size=12, weight="bold")
+    svg.text(12, band + 12, name, size=10, fill=GREY)
+    runs = breaker_states(rec, variant, name)
+    labels = []
+    for i, (state, start, open_until, probe) in enumerate(runs):
+        end = runs[i + 1][1] if i + 1 < len(runs) else t1
+        a, b = X(start), X(end)
+        colour, shown = BREAKER_STATE.get(state, ("#ffffff", state))
+        svg.used.add("breaker:" + state)
+        svg.add('<rect x="%s" y="%s" width="%s" height="14" fill="%s" stroke="%s" '
+                'stroke-width="0.5"/>' % (num(a), num(band - 7), num(b - a), colour, GREY))
+        label = "%s from %s" % (shown, hms(start))
+        if state == "half_open" and probe is not None:
+            label += ", probe token %d" % probe
+        room = b - 4
+        if state == "open" and open_until and start < secs(open_until) < end:
+            u = X(secs(open_until))
+            svg.add('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.5" '
+                    'stroke-dasharray="3,2"/>' % (num(u), num(band - 9), num(u), num(band + 9), INK))
+            until = "open_until %s" % open_until
+            if text_width(until, 10) + 10 < u - a - text_width(label, 10) - 14:
+                band_text(svg, u - 7, band + 3.5, until, anchor="end")
+                room = u - 7 - text_width(until, 10) - 10
+            else:
+                labels.append((u, [(until, INK, None, None)]))
+        if a + 5 + text_width(label, 10) + 3 < room:
+            band_text(svg, a + 5, band + 3.5, label)
+        else:
+            labels.append((a, [(label, INK, None, None)]))
+    nrows = draw_labels(svg, labels, band)
     return band + 28 + max(nrows - 1, 0) * ROW + (8 if nrows else -10)
 
 
@@ -677,19 +798,25 @@ def draw_mark(svg, shape, colour, x, y):
 
 
 def draw_legend(svg, y):
+    """The key to what this picture draws (svg.used), and to nothing else."""
     items = [
         ("bar", "holds the lock or lease"),
         ("hatch", "believes it still holds it"),
         ("pause", "frozen or paused"),
+        ("wait", "waits on a call (its answer or timeout)"),
         ("accepted", "write accepted"),
         ("effect", "sent (outside the database)"),
         ("rejected", "rejected, with its SQLSTATE"),
         ("skipped", "refused or skipped"),
         ("release", "lock freed or session ended"),
-    ]
+        ("tick", "another step, with its result"),
+    ] + [("breaker:" + state, ("breaker " if i == 0 else "") + name)
+         for i, (state, (_, name)) in enumerate(BREAKER_STATE.items())]
     x = 12
     y += 10
     for kind, label in items:
+        if kind not in svg.used:
+            continue
         w = 22 + text_width(label, 10) + 14
         if x + w > WIDTH - 8:
             x = 12
@@ -705,9 +832,16 @@ def draw_legend(svg, y):
             svg.add('<polyline points="%s" fill="none" stroke="%s" stroke-width="1.2"/>'
                     % (" ".join("%s,%s" % (num(x + i * 4), num(cy - 2 + (0 if i % 2 == 0 else 5)))
                                 for i in range(5)), GREY))
+        elif kind == "wait":
+            svg.add('<rect x="%s" y="%s" width="16" height="7" fill="%s" rx="2"/>'
+                    % (num(x), num(cy - 3.5), WAIT))
+        elif kind.startswith("breaker:"):
+            svg.add('<rect x="%s" y="%s" width="16" height="12" fill="%s" stroke="%s" '
+                    'stroke-width="0.5"/>'
+                    % (num(x), num(cy - 6), BREAKER_STATE[kind[len("breaker:"):]][0], GREY))
         else:
             draw_mark(svg, kind, {"accepted": GREEN, "effect": GREEN, "rejected": RED,
-                                  "skipped": GREY, "release": AMBER}[kind], x + 8, cy)
+                                  "skipped": GREY, "release": AMBER, "tick": INK}[kind], x + 8, cy)
         svg.text(x + 22, cy + 3.5, label, size=10, fill=INK)
         x += w
     return y + 10

@@ -85,20 +85,23 @@ CREATE TABLE timeline.worker (
 	PRIMARY KEY (variant, worker)
 );
 
--- When a worker is frozen or paused: a fact of the incident, recorded for
--- the pictures (the SQL of the script already leaves the gap).  In one
--- variant only, or (variant NULL) in every one.
+-- When a worker is frozen or paused, or waits for a call to time out: a
+-- fact of the incident, recorded for the pictures (the SQL of the script
+-- already leaves the gap).  In one variant only, or (variant NULL) in every
+-- one.  how: 'paused' (pause()) or 'waits' (wait()), drawn differently.
 CREATE TABLE timeline.pause (
 	worker text NOT NULL,
 	from_at time NOT NULL,
 	to_at time NOT NULL,
 	what text NOT NULL,
-	variant text
+	variant text,
+	how text NOT NULL DEFAULT 'paused' CHECK (how IN ('paused', 'waits'))
 );
 
 -- What the replay saw, for the pictures (record()): after each step, every
 -- lock or lease held in the variant's database and by whom (hold), and before
--- each write or effect, the token the worker carried (carried).
+-- each write or effect, the token the worker carried (carried).  The
+-- breakers seen after each step are in timeline.breaker.
 CREATE TABLE timeline.hold (
 	seq int NOT NULL,
 	variant text NOT NULL,
@@ -107,6 +110,18 @@ CREATE TABLE timeline.hold (
 	token bigint,
 	expires_at text,
 	permits int					-- a lease with permits: the key's number of them
+);
+
+-- After each step, every circuit breaker of the variant's database as
+-- fence_breakers shows it (for the pictures: the breaker's state over time).
+CREATE TABLE timeline.breaker (
+	seq int NOT NULL,
+	variant text NOT NULL,
+	breaker text NOT NULL,
+	state text NOT NULL,
+	changed_at text,
+	open_until text,
+	probe_token bigint
 );
 
 CREATE TABLE timeline.carried (
@@ -328,6 +343,15 @@ LANGUAGE sql AS $$
 	SELECT 'ok'
 $$;
 
+-- wait(): a worker waits for a call to time out, in every variant or in one.
+CREATE FUNCTION timeline.wait(worker text, from_at time, to_at time,
+							  what text, variant text DEFAULT NULL)
+RETURNS text
+LANGUAGE sql AS $$
+	INSERT INTO timeline.pause VALUES (worker, from_at, to_at, what, variant, 'waits');
+	SELECT 'ok'
+$$;
+
 -- What kind of step a statement is, for the pictures: a write to a table, an
 -- effect outside the database (send), taking, renewing or giving back a lock
 -- or lease, a check of a lease, ending another session, a transaction
@@ -366,6 +390,15 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT $q$
 	  FROM pg_locks
 	 WHERE locktype = 'advisory' AND granted
 	   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+$q$ $$;
+
+-- The circuit breakers of a variant's database, as its fence_breakers view
+-- shows them.
+CREATE FUNCTION timeline.breakers_sql() RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT $q$
+	SELECT breaker, state, to_char(changed_at AT TIME ZONE 'UTC', 'HH24:MI:SS'),
+		   to_char(open_until AT TIME ZONE 'UTC', 'HH24:MI:SS'), probe_token::bigint
+	  FROM fence_breakers WHERE database = current_database()
 $q$ $$;
 
 -- One variant's replay of the script.
@@ -417,6 +450,11 @@ BEGIN
 				   AS h(lock text, who text, token bigint, expires_at text, permits int)
 			  LEFT JOIN timeline.worker tw
 					 ON tw.variant = play_variant.variant AND tw.pid::text = h.who;
+		INSERT INTO timeline.breaker
+			SELECT s.seq, play_variant.variant, b.*
+			  FROM dblink(timeline.conn(play_variant.variant, 'setup'), timeline.breakers_sql())
+				   AS b(breaker text, state text, changed_at text, open_until text,
+						probe_token bigint);
 	END LOOP;
 END
 $$;
@@ -521,9 +559,15 @@ LANGUAGE sql STABLE AS $$
 		'pauses', coalesce((SELECT jsonb_agg(jsonb_build_object(
 					'worker', p.worker, 'from', to_char(p.from_at, 'HH24:MI:SS'),
 					'to', to_char(p.to_at, 'HH24:MI:SS'), 'what', p.what,
-					'variant', p.variant)
+					'variant', p.variant, 'how', p.how)
 					ORDER BY p.worker, p.from_at, p.variant)
 					FROM timeline.pause p), '[]'),
+		'breakers', coalesce((SELECT jsonb_agg(jsonb_build_object(
+					'seq', b.seq, 'variant', b.variant, 'breaker', b.breaker,
+					'state', b.state, 'changed_at', b.changed_at,
+					'open_until', b.open_until, 'probe_token', b.probe_token)
+					ORDER BY b.seq, b.variant, b.breaker)
+					FROM timeline.breaker b), '[]'),
 		'checks', coalesce((SELECT jsonb_agg(jsonb_build_object(
 					'side', v.side, 'claim', v.claim, 'ok', v.ok) ORDER BY v.n)
 					FROM timeline.verdict v), '[]')))
