@@ -214,8 +214,8 @@ FenceGucInit(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("fence.restart_grace",
-							"After server start, grant no lease for this long.",
-							"Covers detached leases that were lost with shared memory.",
+							"After server start or promotion, grant no lease for this long.",
+							"Covers leases that were lost with shared memory, or that the old primary held.",
 							&fence_restart_grace_ms,
 							0,
 							0,

@@ -120,10 +120,13 @@
 #include "postgres.h"
 
 #include <limits.h>
+#include <sys/stat.h>
 
 #include "access/genam.h"
 #include "access/table.h"
 #include "access/twophase.h"
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
 #include "common/hashfn.h"
@@ -290,6 +293,7 @@ typedef struct FenceLeaseShared
 	int32		nslots;
 	int32		nprocs;
 	TimestampTz started_at;		/* shared memory (re)initialized: grace */
+	pg_atomic_uint64 promoted_at;	/* this server's promotion, or 0: grace */
 } FenceLeaseShared;
 
 static FenceLeaseShared *lease_shared = NULL;
@@ -457,6 +461,7 @@ FenceLeaseShmemInit(void)
 	lease_shared->nslots = fence_max_leases;
 	lease_shared->nprocs = lease_nprocs();
 	lease_shared->started_at = GetCurrentTimestamp();
+	pg_atomic_init_u64(&lease_shared->promoted_at, 0);
 
 	for (uint32 i = 0; i < FENCE_LEASE_PARTITIONS * lease_nbuckets(); i++)
 		lease_buckets[i] = -1;
@@ -1184,14 +1189,61 @@ new_entry(uint32 hash, const FenceLeaseRequest *req, EntryKind kind)
 	return idx;
 }
 
+/*
+ * The restart grace counts from the server's start (shared memory's) or
+ * from its promotion, whichever came last.
+ */
 static bool
 in_restart_grace(TimestampTz *until)
 {
+	TimestampTz promoted_at;
+
 	if (fence_restart_grace_ms <= 0)
 		return false;
-	*until = lease_deadline(lease_shared->started_at,
+	promoted_at = (TimestampTz) pg_atomic_read_u64(&lease_shared->promoted_at);
+	*until = lease_deadline(Max(lease_shared->started_at, promoted_at),
 							(int64) fence_restart_grace_ms * 1000);
 	return GetCurrentTimestamp() < *until;
+}
+
+/*
+ * A standby's lease table is empty when it is promoted, as a restarted
+ * server's is, while the old primary's holders may still be working: the
+ * restart grace must count from the promotion too.  PostgreSQL keeps no
+ * promotion time, but a promotion writes the history file of the timeline
+ * it starts, and that file's modification time says when.  A server that
+ * merely started on a later timeline finds a history file older than its
+ * start, which changes nothing.  Looked up once per backend, on its first
+ * grant once it is out of recovery (a stat(); with no lock held).
+ */
+static void
+note_promotion(void)
+{
+	static bool noted = false;
+	char		path[MAXPGPATH];
+	struct stat st;
+	TimeLineID	tli;
+	TimestampTz promoted_at;
+	uint64		seen;
+
+	if (noted || fence_restart_grace_ms <= 0 || RecoveryInProgress())
+		return;
+	noted = true;
+	tli = GetWALInsertionTimeLine();
+	if (tli <= 1)
+		return;
+	TLHistoryFilePath(path, tli);
+	if (stat(path, &st) != 0)
+		return;
+	/* Whole seconds: round up, so that the grace is never shorter. */
+	promoted_at = time_t_to_timestamptz(st.st_mtime + 1);
+
+	/* Every backend finds the same time; keep the latest seen. */
+	seen = pg_atomic_read_u64(&lease_shared->promoted_at);
+	while ((TimestampTz) seen < promoted_at &&
+		   !pg_atomic_compare_exchange_u64(&lease_shared->promoted_at, &seen,
+										   (uint64) promoted_at))
+		;
 }
 
 /*
@@ -1697,7 +1749,7 @@ log_still_waiting(const FenceLeaseRequest *req, AcquireStep step)
 		ereport(LOG,
 				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
 						MyProcPid, req->keylen, req->key, msecs, usecs),
-				 errdetail("No lease is granted until fence.restart_grace has passed since the server started.")));
+				 errdetail("No lease is granted until fence.restart_grace has passed since the server started or was promoted.")));
 	else if (last_blocker.kind == BLOCKER_SESSION)
 		ereport(LOG,
 				(errmsg("process %d still waiting for lease \"%.*s\" after %ld.%03d ms",
@@ -1864,6 +1916,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	 */
 	FenceDbClaimSlot();
 	FenceCounterReserveAhead();
+	note_promotion();
 
 	/* superuser() reads the catalog: decide before any lock is taken. */
 	if (req->scope == FENCE_SCOPE_DETACHED && FenceMaxLeasesPerRole() > 0 &&

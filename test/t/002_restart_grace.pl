@@ -10,7 +10,8 @@
 # has passed, with a token above the lost holder's.  A session that waits
 # during the grace is queued, so that when the grace ends it is served
 # before a session that merely polls.  With the grace at 0, grants are
-# immediate.
+# immediate.  A promoted standby has its grace too, counted from the
+# promotion.
 use strict;
 use warnings;
 
@@ -117,4 +118,44 @@ unlike(slurp_file($node->logfile), qr/TRAP|terminated by signal (?!9)/,
 	'no assertion failure or unexpected signal in the server log');
 
 $node->stop;
+
+# A promotion: the standby's lease table is as empty as a restarted
+# server's, so the grace counts from the promotion too.  The standby has
+# run well past its own start's grace when it is promoted.
+my $primary = fence_node('grace_primary', init => { allows_streaming => 1 },
+	conf => "fence.restart_grace = '${grace}s'\n");
+$primary->backup('grace_backup');
+my $standby = PostgreSQL::Test::Cluster->new('grace_standby');
+$standby->init_from_backup($primary, 'grace_backup', has_streaming => 1);
+$standby->start;
+ok( $primary->poll_query_until('postgres',
+		q{SELECT fence_try_lease('failover-job', '1 hour', owner => 'W1') IS NOT NULL}),
+	"promotion: the primary's own grace ends");
+my $t_held = $primary->safe_psql('postgres',
+	q{SELECT fence_try_lease('failover-job', '1 hour', owner => 'W1')});
+ok($t_held > 0, "promotion: W1 holds a detached lease on the primary, token $t_held");
+$primary->wait_for_catchup($standby, 'replay');
+sleep($grace + 1);
+$primary->stop('immediate');
+my $t_promote = time;
+$standby->promote;
+my $refused_after_promotion = $standby->safe_psql('postgres',
+	q{SELECT fence_try_lease('failover-job', '1 hour', owner => 'W2') IS NULL,
+	         fence_try_lease('other-key', '1 hour') IS NULL});
+my $since_promotion = time - $t_promote;
+SKIP:
+{
+	skip "promotion took ${since_promotion}s, too close to the grace", 1
+	  if $since_promotion > $grace - 1;
+	is($refused_after_promotion, 't|t',
+		'promotion: right after it, try_lease refuses every key (the grace counts from the promotion)');
+}
+my $t_new = $standby->safe_psql('postgres',
+	q{SELECT fence_lease('failover-job', '1 hour', timeout => '30 s', owner => 'W2')});
+cmp_ok(time - $t_promote, '>=', $grace - 1,
+	'promotion: the blocking fence_lease was granted only after the grace');
+cmp_ok($t_new, '>', $t_held, "promotion: with a token ($t_new) above the old primary's holder's ($t_held)");
+like(slurp_file($standby->logfile), qr/promoted|archive recovery complete/,
+	'the standby was promoted');
+$standby->stop;
 done_testing();

@@ -8,9 +8,9 @@
 #     leader handed out (committed, rolled back, in a transaction still
 #     open); a lease holder that reconnects through libpq multi-host
 #     (target_session_attrs=read-write) reaches the new primary, finds its
-#     lease gone (released, not renewable, granted to the next holder at once:
-#     fence.restart_grace counts from server start, not from promotion), and
-#     its old-era write after the new holder's is rejected (LF001);
+#     lease gone (released, not renewable; granted to the next holder once
+#     fence.restart_grace has passed since the promotion), and its old-era
+#     write after the new holder's is rejected (LF001);
 #   - the killed node rejoins (pg_rewind) as a standby and refuses tokens;
 #   - a planned switchover (Patroni's REST API): the same law;
 #   - a frozen primary (SIGSTOP of its Patroni and postgres past the leader
@@ -348,6 +348,17 @@ ok($L->poll_query_until('postgres', q{SELECT fence_try_lease('probe', '1 s') IS 
 
 my @seen;    # every token any client got, in order of eras
 
+# A new leader grants leases once its fence.restart_grace has passed since
+# its promotion.
+sub grants_resume
+{
+	my ($pg, $what) = @_;
+	ok($pg->poll_query_until('postgres',
+			q{SELECT fence_try_lease('probe-' || pg_backend_pid(), '1 s') IS NOT NULL}),
+		"$what: the new leader grants leases once its restart grace has passed");
+	return;
+}
+
 # A worker's lease, through multi-host: a detached lease on $key, and its
 # token written to $key's row.
 sub hold
@@ -419,10 +430,12 @@ is( mpsql(qq{SELECT fence_lease_status('job:1', $t_a)}),
 is(mpsql(qq{SELECT count(*) FROM fence_leases WHERE key = 'job:1'}),
 	'0', '... fence_leases has no row for job:1');
 is(mpsql(qq{SELECT fence_renew('job:1', $t_a, '1 min')}), 'f', '... and it cannot renew it');
-# The next worker is granted job:1 at once: the promoted standby started long
-# before, so fence.restart_grace does not hold grants back after promotion.
+# The next worker is granted job:1 once fence.restart_grace has passed since
+# the promotion, although the promoted standby started long before (the
+# boundary itself is 002_restart_grace's).
+grants_resume($L2, 'SIGKILL failover');
 my $t_b = hold('job:1', 1, 'worker-b');
-ok($t_b, "worker-b is granted job:1 at once after the promotion (token $t_b)");
+ok($t_b, "worker-b is granted job:1 after the promotion (token $t_b)");
 cmp_ok($t_b, '>', $t_a, "... above worker-a's $t_a");
 my ($r, $state) = mpsql(qq{UPDATE jobs SET result = 'late by worker-a', fence = $t_a WHERE id = 1});
 is($state, 'LF001', "worker-a's old-era write after worker-b's is rejected (LF001)");
@@ -480,6 +493,7 @@ $frozen->{down} = 1;
 expect_leader($leader2, $sync, "SIGSTOP past the TTL: $sync is elected while $leader is frozen");
 note sprintf 'election took %.1f s', time - $t_freeze;
 $L2 = $node{$leader2}{pg};
+grants_resume($L2, 'frozen primary');
 my $t_f = hold('job:3', 3, 'worker-f');
 cmp_ok($t_f // 0, '>', $t_e, "worker-f takes job:3 on the new leader above worker-e's $t_e");
 push @seen, $t_f;
@@ -589,6 +603,7 @@ ok($res2->{success}, "a manual failover to $standbys[0]: $res2->{content}");
 ($leader2, $sync2) = wait_for_roles(60, [@standbys], $leader);
 expect_leader($leader2, $standbys[0], "$standbys[0] leads, promoted without the tokens of the window");
 $L2 = $node{$leader2}{pg};
+grants_resume($L2, 'manual failover');
 my @again = split /\n/, $L2->safe_psql('postgres', 'SELECT take_counter_token() FROM generate_series(1, 5)');
 cmp_ok(max_of(@again), '<', $jump,
 	'... and hands those numbers out again (the limit of an asynchronous promotion)');
