@@ -104,7 +104,10 @@ typedef struct BreakerKey
 	char		name[FENCE_MAX_BREAKER_NAME];
 } BreakerKey;
 
-/* Settings, as given by the latest fence_breaker_allow() call. */
+/*
+ * Settings: those of fence_breaker_define() for a defined breaker, else as
+ * given by the latest fence_breaker_allow() call.
+ */
 typedef struct BreakerConfig
 {
 	int32		failure_threshold;
@@ -118,7 +121,8 @@ typedef struct BreakerConfig
 typedef struct Breaker
 {
 	BreakerKey	key;
-	Oid			roleid;			/* who created it (view privacy) */
+	Oid			roleid;			/* who created or defined it (view privacy) */
+	bool		defined;		/* settings from fence_breaker_define() */
 	uint8		state;			/* BreakerState */
 	uint8		namelen;
 	uint8		window_len;		/* outcomes in the window, <= window_size */
@@ -438,6 +442,7 @@ init_breaker(Breaker *b, int namelen, const BreakerConfig *config,
 			 TimestampTz now)
 {
 	b->roleid = GetUserId();
+	b->defined = false;
 	b->state = BREAKER_CLOSED;
 	b->namelen = (uint8) namelen;
 	clear_window(b);
@@ -669,7 +674,11 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 
 	b = lock_breaker(&key, namelen, &config, &now);
-	b->config = config;
+	/* A defined breaker keeps its definition: the call's settings are ignored. */
+	if (!b->defined)
+		b->config = config;
+	else
+		config = b->config;
 	decision = decide(b, now, &retry_at);
 	if (decision == DECIDE_FAIL_FAST)
 		b->fast_failures++;
@@ -935,6 +944,40 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(state_name(state)));
 }
 
+/* ---------- fence_breaker_define ---------- */
+
+/*
+ * Define a breaker, or change its definition: its settings are these from
+ * now on, whatever fence_breaker_allow() callers pass.  The state, window
+ * and counts are kept (a window that shrank starts afresh at its next
+ * call).  Returns the breaker's state.
+ */
+PG_FUNCTION_INFO_V1(fence_breaker_define);
+Datum
+fence_breaker_define(PG_FUNCTION_ARGS)
+{
+	BreakerKey	key;
+	int			namelen;
+	BreakerConfig config;
+	Breaker    *b;
+	TimestampTz now;
+	uint8		state;
+
+	FenceRequirePreload();
+	get_name(fcinfo, 0, &key, &namelen);
+	get_config(fcinfo, &config);
+
+	b = lock_breaker(&key, namelen, &config, &now);
+	if (!b->defined)
+		b->roleid = GetUserId();
+	b->defined = true;
+	b->config = config;
+	state = b->state;
+	LWLockRelease(breaker_shared->lock);
+
+	PG_RETURN_TEXT_P(cstring_to_text(state_name(state)));
+}
+
 /* ---------- fence_breaker_reset ---------- */
 
 /*
@@ -989,7 +1032,7 @@ may_see_breaker(Oid roleid)
 		has_privs_of_role(GetUserId(), roleid);
 }
 
-#define BREAKER_VIEW_COLS 19
+#define BREAKER_VIEW_COLS 20
 
 PG_FUNCTION_INFO_V1(fence_breakers_all);
 Datum
@@ -1082,6 +1125,7 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 		values[16] = Int64GetDatum(c->fast_failures);
 		values[17] = Int64GetDatum(c->successes);
 		values[18] = Int64GetDatum(c->failures);
+		values[19] = BoolGetDatum(c->defined);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	pfree(copy);

@@ -30,6 +30,23 @@ CREATE FUNCTION @extschema@.fence_breaker_report(breaker pg_catalog.text, succes
 COMMENT ON FUNCTION @extschema@.fence_breaker_report(pg_catalog.text, pg_catalog.bool, @extschema@.fence_token)
 	IS 'report the outcome of a call allowed by a shared circuit breaker; returns the breaker''s state';
 
+-- Define a breaker once, or change its definition: from then on its
+-- settings are these, and the settings fence_breaker_allow() callers pass
+-- are ignored.  Returns the breaker's state.
+CREATE FUNCTION @extschema@.fence_breaker_define(
+	breaker pg_catalog.text,
+	failure_threshold pg_catalog.int4 DEFAULT 5,
+	failure_rate pg_catalog.float8 DEFAULT 0.5,
+	window_size pg_catalog.int4 DEFAULT 20,
+	open_for pg_catalog.interval DEFAULT '30 seconds',
+	max_open_for pg_catalog.interval DEFAULT NULL,
+	probe_ttl pg_catalog.interval DEFAULT '30 seconds')
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'fence_breaker_define' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval)
+	IS 'define a shared circuit breaker''s settings once, for every caller; returns its state';
+
 -- Admin: forget a breaker (closed again) and free its probe lease.
 CREATE FUNCTION @extschema@.fence_breaker_reset(breaker pg_catalog.text)
 	RETURNS pg_catalog.bool
@@ -60,7 +77,8 @@ CREATE FUNCTION @extschema@.fence_breakers_all(
 	OUT trips pg_catalog.int8,
 	OUT fast_failures pg_catalog.int8,
 	OUT successes pg_catalog.int8,
-	OUT failures pg_catalog.int8)
+	OUT failures pg_catalog.int8,
+	OUT defined pg_catalog.bool)
 	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_breakers_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_breakers_all()

@@ -16,3 +16,54 @@ CREATE FUNCTION @extschema@.fence_wait_lease_end(key pg_catalog.int8, token @ext
 	AS 'MODULE_PATHNAME', 'fence_wait_lease_end_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_wait_lease_end(pg_catalog.text, @extschema@.fence_token, pg_catalog.interval) IS 'wait until the lease with this token is no longer held and return its status then (expired, superseded or released), or NULL after timeout';
 COMMENT ON FUNCTION @extschema@.fence_wait_lease_end(pg_catalog.int8, @extschema@.fence_token, pg_catalog.interval) IS 'wait until the lease with this token is no longer held and return its status then (expired, superseded or released), or NULL after timeout';
+
+-- breaker.sql: the breaker functions new in 1.2 (doc/breakers.md).  The
+-- fence_breakers view and its function have new columns, and changed
+-- functions new arguments: they are dropped and made again.
+DROP VIEW @extschema@.fence_breakers;
+DROP FUNCTION @extschema@.fence_breakers_all();
+CREATE FUNCTION @extschema@.fence_breaker_define(
+	breaker pg_catalog.text,
+	failure_threshold pg_catalog.int4 DEFAULT 5,
+	failure_rate pg_catalog.float8 DEFAULT 0.5,
+	window_size pg_catalog.int4 DEFAULT 20,
+	open_for pg_catalog.interval DEFAULT '30 seconds',
+	max_open_for pg_catalog.interval DEFAULT NULL,
+	probe_ttl pg_catalog.interval DEFAULT '30 seconds')
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'fence_breaker_define' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval)
+	IS 'define a shared circuit breaker''s settings once, for every caller; returns its state';
+
+CREATE FUNCTION @extschema@.fence_breakers_all(
+	OUT database pg_catalog.name,
+	OUT breaker pg_catalog.text,
+	OUT state pg_catalog.text,
+	OUT consecutive_failures pg_catalog.int4,
+	OUT window_calls pg_catalog.int4,
+	OUT window_failures pg_catalog.int4,
+	OUT failure_threshold pg_catalog.int4,
+	OUT failure_rate pg_catalog.float8,
+	OUT window_size pg_catalog.int4,
+	OUT opened_at pg_catalog.timestamptz,
+	OUT open_until pg_catalog.timestamptz,
+	OUT open_for pg_catalog.interval,
+	OUT probe_token @extschema@.fence_token,
+	OUT probe_expires_at pg_catalog.timestamptz,
+	OUT changed_at pg_catalog.timestamptz,
+	OUT trips pg_catalog.int8,
+	OUT fast_failures pg_catalog.int8,
+	OUT successes pg_catalog.int8,
+	OUT failures pg_catalog.int8,
+	OUT defined pg_catalog.bool)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_breakers_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.fence_breakers_all()
+	IS 'every shared circuit breaker of the server; the fence_breakers view';
+
+CREATE VIEW @extschema@.fence_breakers AS
+	SELECT * FROM @extschema@.fence_breakers_all();
+GRANT SELECT ON @extschema@.fence_breakers TO PUBLIC;
+COMMENT ON VIEW @extschema@.fence_breakers
+	IS 'every shared circuit breaker of the server: state, counts and times';
