@@ -17,6 +17,10 @@
  * is ignored.  The probe's success closes the breaker; its failure reopens
  * it for twice the previous open time, capped at max_open_for.
  *
+ * An operator may define a breaker once (its settings then ignore the
+ * callers'), and force it open or disabled: a forced state is a state of
+ * its own, which only fence_breaker_unforce() (or a reset) leaves.
+ *
  * Every time is read from the lease clock (FenceNow()), so the virtual test
  * clock drives breakers exactly as it drives leases.  The table lives in
  * shared memory only: a server restart forgets every breaker (they come
@@ -91,7 +95,9 @@ typedef enum BreakerState
 {
 	BREAKER_CLOSED = 0,
 	BREAKER_OPEN,
-	BREAKER_HALF_OPEN
+	BREAKER_HALF_OPEN,
+	BREAKER_FORCED_OPEN,		/* an operator's: every caller fails fast */
+	BREAKER_DISABLED			/* an operator's: every caller calls */
 } BreakerState;
 
 /*
@@ -356,6 +362,10 @@ state_name(uint8 state)
 			return "open";
 		case BREAKER_HALF_OPEN:
 			return "half_open";
+		case BREAKER_FORCED_OPEN:
+			return "forced_open";
+		case BREAKER_DISABLED:
+			return "disabled";
 	}
 	return "unknown";
 }
@@ -641,6 +651,12 @@ decide(Breaker *b, TimestampTz now, TimestampTz *retry_at)
 			}
 			/* The probe's lease ran out before it reported: probe again. */
 			return DECIDE_TRY_PROBE;
+		case BREAKER_FORCED_OPEN:
+			/* Until an operator clears it: no time to retry is known. */
+			*retry_at = DT_NOEND;
+			return DECIDE_FAIL_FAST;
+		case BREAKER_DISABLED:
+			return DECIDE_CALL;
 	}
 	return DECIDE_CALL;
 }
@@ -892,8 +908,9 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	}
 	else if (b->state == BREAKER_CLOSED)
 		record_closed_outcome(b, success, now);
-	else
+	else if (b->state != BREAKER_DISABLED)
 		outcome = REPORT_NOT_COUNTED;
+	/* Disabled: counted in the totals, judged by nothing. */
 
 	if (outcome == REPORT_COUNTED)
 	{
@@ -976,6 +993,111 @@ fence_breaker_define(PG_FUNCTION_ARGS)
 	LWLockRelease(breaker_shared->lock);
 
 	PG_RETURN_TEXT_P(cstring_to_text(state_name(state)));
+}
+
+/* ---------- fence_breaker_force, fence_breaker_unforce ---------- */
+
+/*
+ * Put the breaker (made if need be) into state "to", or, with to =
+ * BREAKER_CLOSED, take it out of a forced state.  A probe in flight is
+ * ended: its lease is freed and its late report is stale.  Returns the
+ * state afterwards.
+ */
+static uint8
+force_breaker(const BreakerKey *key, int namelen, uint8 to)
+{
+	BreakerConfig defaults;
+	Breaker    *b;
+	TimestampTz now;
+	FenceToken	probe = 0;
+	uint8		state;
+
+	if (to == BREAKER_CLOSED)
+	{
+		/* Clearing makes no breaker: one that does not exist is closed. */
+		LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
+		now = FenceNow();
+		b = hash_search(breaker_hash, key, HASH_FIND, NULL);
+		if (b == NULL)
+		{
+			LWLockRelease(breaker_shared->lock);
+			return BREAKER_CLOSED;
+		}
+	}
+	else
+	{
+		default_config(&defaults);
+		b = lock_breaker(key, namelen, &defaults, &now);
+	}
+	if (to != BREAKER_CLOSED ||
+		b->state == BREAKER_FORCED_OPEN || b->state == BREAKER_DISABLED)
+	{
+		if (b->state != to)
+			b->changed_at = now;
+		probe = b->probe_token;
+		b->state = to;
+		b->probe_token = 0;
+		b->probe_expires_at = 0;
+		b->open_period = 0;
+		b->open_until = 0;
+		clear_window(b);
+	}
+	state = b->state;
+	LWLockRelease(breaker_shared->lock);
+
+	if (probe != 0)
+	{
+		char		lease_key[FENCE_MAX_KEY_LEN + 1];
+		int			keylen;
+
+		probe_key(key, namelen, lease_key, &keylen);
+		(void) FenceLeaseReleaseToken(lease_key, keylen, probe);
+	}
+	return state;
+}
+
+PG_FUNCTION_INFO_V1(fence_breaker_force);
+Datum
+fence_breaker_force(PG_FUNCTION_ARGS)
+{
+	BreakerKey	key;
+	int			namelen;
+	char	   *mode;
+	uint8		to;
+
+	FenceRequirePreload();
+	get_name(fcinfo, 0, &key, &namelen);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker force mode must not be NULL"),
+				 errhint("Pass 'open' or 'disabled'; fence_breaker_unforce() clears a forced state.")));
+	mode = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (strcmp(mode, "open") == 0)
+		to = BREAKER_FORCED_OPEN;
+	else if (strcmp(mode, "disabled") == 0)
+		to = BREAKER_DISABLED;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown breaker force mode \"%s\"", mode),
+				 errdetail("The mode is 'open' (every caller fails fast) or 'disabled' (every caller calls, and nothing trips the breaker)."),
+				 errhint("fence_breaker_unforce() clears a forced state.")));
+
+	PG_RETURN_TEXT_P(cstring_to_text(state_name(force_breaker(&key, namelen, to))));
+}
+
+PG_FUNCTION_INFO_V1(fence_breaker_unforce);
+Datum
+fence_breaker_unforce(PG_FUNCTION_ARGS)
+{
+	BreakerKey	key;
+	int			namelen;
+
+	FenceRequirePreload();
+	get_name(fcinfo, 0, &key, &namelen);
+	PG_RETURN_TEXT_P(cstring_to_text(state_name(force_breaker(&key, namelen,
+															  BREAKER_CLOSED))));
 }
 
 /* ---------- fence_breaker_reset ---------- */
@@ -1105,7 +1227,7 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 			values[9] = TimestampTzGetDatum(c->opened_at);
 		else
 			nulls[9] = true;
-		if (c->state != BREAKER_CLOSED)
+		if (c->state == BREAKER_OPEN || c->state == BREAKER_HALF_OPEN)
 			values[10] = TimestampTzGetDatum(c->open_until);
 		else
 			nulls[10] = true;

@@ -36,6 +36,20 @@ REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_cata
 COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval)
 	IS 'define a shared circuit breaker''s settings once, for every caller; returns its state';
 
+CREATE FUNCTION @extschema@.fence_breaker_force(breaker pg_catalog.text, mode pg_catalog.text)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'fence_breaker_force' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_force(pg_catalog.text, pg_catalog.text) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_force(pg_catalog.text, pg_catalog.text)
+	IS 'force a shared circuit breaker open (every caller fails fast) or disabled (every caller calls) until cleared; returns its state';
+
+CREATE FUNCTION @extschema@.fence_breaker_unforce(breaker pg_catalog.text)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'fence_breaker_unforce' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_unforce(pg_catalog.text) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_unforce(pg_catalog.text)
+	IS 'clear a shared circuit breaker''s forced state: it is closed again; returns its state';
+
 CREATE FUNCTION @extschema@.fence_breakers_all(
 	OUT database pg_catalog.name,
 	OUT breaker pg_catalog.text,
