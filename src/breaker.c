@@ -127,7 +127,9 @@ typedef struct BreakerConfig
 typedef struct Breaker
 {
 	BreakerKey	key;
-	Oid			roleid;			/* who created or defined it (view privacy) */
+	Oid			roleid;			/* who created or defined it: its owner */
+	Oid			manager_role;	/* its members may manage it too; or 0 */
+	Oid			caller_role;	/* only its members may ask and report; or 0 */
 	bool		defined;		/* settings from fence_breaker_define() */
 	uint8		state;			/* BreakerState */
 	uint8		namelen;
@@ -452,6 +454,8 @@ init_breaker(Breaker *b, int namelen, const BreakerConfig *config,
 			 TimestampTz now)
 {
 	b->roleid = GetUserId();
+	b->manager_role = InvalidOid;
+	b->caller_role = InvalidOid;
 	b->defined = false;
 	b->state = BREAKER_CLOSED;
 	b->namelen = (uint8) namelen;
@@ -579,7 +583,8 @@ report_table_full(void)
 }
 
 /*
- * Lock the table and find the breaker, or create it (see find_or_create).
+ * Lock the table and find the breaker, or create it (see find_or_create);
+ * with config NULL, only find it (NULL if it does not exist).
  * Returns with the lock held exclusively, and *now read under it.  A full
  * table first has the sweep of dropped databases free their breakers (and
  * leases), with no lock held: nothing else ever would (fence_breaker_reset
@@ -597,6 +602,8 @@ lock_breaker(const BreakerKey *key, int namelen, const BreakerConfig *config,
 
 		LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
 		*now = FenceNow();
+		if (config == NULL)
+			return hash_search(breaker_hash, key, HASH_FIND, NULL);
 		b = find_or_create(key, namelen, config, *now);
 		if (b != NULL)
 			return b;
@@ -606,6 +613,135 @@ lock_breaker(const BreakerKey *key, int namelen, const BreakerConfig *config,
 		/* The lease table's sweep frees their breakers (through dbstate.c). */
 		(void) FenceLeaseForgetDroppedDatabases();
 		swept = true;
+	}
+}
+
+/* ---------- who may ---------- */
+
+typedef enum BreakerRight
+{
+	RIGHT_CALL,					/* ask and report */
+	RIGHT_MANAGE				/* define, force, clear, reset */
+} BreakerRight;
+
+/* A breaker's roles, copied under the lock to be checked without it. */
+typedef struct BreakerRoles
+{
+	Oid			owner;
+	Oid			manager;
+	Oid			caller;
+} BreakerRoles;
+
+static void
+copy_roles(const Breaker *b, BreakerRoles *roles)
+{
+	roles->owner = b->roleid;
+	roles->manager = b->manager_role;
+	roles->caller = b->caller_role;
+}
+
+static bool
+same_roles(const Breaker *b, const BreakerRoles *roles)
+{
+	return b->roleid == roles->owner && b->manager_role == roles->manager &&
+		b->caller_role == roles->caller;
+}
+
+/*
+ * Can the right be granted with no catalog lookup?  (Under the lock, which
+ * a catalog lookup must not be made under.)  The owner may do anything,
+ * and a breaker with no caller role may be used by anyone.
+ */
+static bool
+right_is_plain(const Breaker *b, BreakerRight need)
+{
+	if (b->roleid == GetUserId())
+		return true;
+	return need == RIGHT_CALL && b->caller_role == InvalidOid;
+}
+
+static bool
+may_manage(const BreakerRoles *roles)
+{
+	return superuser() ||
+		has_privs_of_role(GetUserId(), roles->owner) ||
+		(OidIsValid(roles->manager) &&
+		 has_privs_of_role(GetUserId(), roles->manager));
+}
+
+static char *
+role_name(Oid roleid)
+{
+	char	   *name = GetUserNameFromId(roleid, true);
+
+	return name ? name : psprintf("%u", roleid);
+}
+
+/* With no lock held: ERROR unless the current user has the right. */
+static void
+check_right(const BreakerKey *key, int namelen, const BreakerRoles *roles,
+			BreakerRight need)
+{
+	char	   *name = pnstrdup(key->name, namelen);
+
+	if (may_manage(roles))
+		return;
+	if (need == RIGHT_CALL &&
+		has_privs_of_role(GetUserId(), roles->caller))
+		return;
+	if (need == RIGHT_CALL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to use breaker \"%s\"", name),
+				 errdetail("Breaker \"%s\" is defined for the members of role \"%s\": only they and those who may manage it may ask it and report to it.",
+						   name, role_name(roles->caller)),
+				 errhint("Ask an administrator to grant you role \"%s\", or use another breaker.",
+						 role_name(roles->caller))));
+	if (OidIsValid(roles->manager))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to manage breaker \"%s\"", name),
+				 errdetail("Only a superuser, a member of role \"%s\" (which made it) or a member of its manager role \"%s\" may define, force, clear or reset it.",
+						   role_name(roles->owner), role_name(roles->manager)),
+				 errhint("Ask a member of role \"%s\" to do it, or to grant you that role.",
+						 role_name(roles->manager))));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to manage breaker \"%s\"", name),
+			 errdetail("Only a superuser or a member of role \"%s\" (which made it) may define, force, clear or reset it.",
+					   role_name(roles->owner)),
+			 errhint("Ask a member of role \"%s\" to do it, or to name a manager role with fence_breaker_define().",
+					 role_name(roles->owner))));
+}
+
+/*
+ * lock_breaker(), once the current user's right to act on the breaker is
+ * checked.  A breaker this call creates is the caller's own.  Privileges
+ * are looked up with the lock released (they read the catalogs), and the
+ * breaker is locked again: should its roles have changed meanwhile, they
+ * are checked again.
+ */
+static Breaker *
+lock_breaker_as(const BreakerKey *key, int namelen, const BreakerConfig *config,
+				TimestampTz *now, BreakerRight need)
+{
+	BreakerRoles checked = {0};
+	bool		have_checked = false;
+
+	for (;;)
+	{
+		Breaker    *b = lock_breaker(key, namelen, config, now);
+		BreakerRoles roles;
+
+		if (b == NULL || right_is_plain(b, need) ||
+			(have_checked && same_roles(b, &checked)))
+			return b;
+		copy_roles(b, &roles);
+		LWLockRelease(breaker_shared->lock);
+		check_right(key, namelen, &roles, need);
+		checked = roles;
+		have_checked = true;
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -689,7 +825,7 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 	 */
 	InitMaterializedSRF(fcinfo, 0);
 
-	b = lock_breaker(&key, namelen, &config, &now);
+	b = lock_breaker_as(&key, namelen, &config, &now, RIGHT_CALL);
 	/* A defined breaker keeps its definition: the call's settings are ignored. */
 	if (!b->defined)
 		b->config = config;
@@ -869,7 +1005,7 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	}
 	default_config(&defaults);
 
-	b = lock_breaker(&key, namelen, &defaults, &now);
+	b = lock_breaker_as(&key, namelen, &defaults, &now, RIGHT_CALL);
 	current_probe = b->probe_token;
 
 	if (has_token)
@@ -963,6 +1099,17 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 
 /* ---------- fence_breaker_define ---------- */
 
+/* fence_breaker_define's arguments after those it shares with allow. */
+#define DEFINE_ARG_MANAGER_ROLE		7
+#define DEFINE_ARG_CALLER_ROLE		8
+
+/* A regrole argument: NULL is none (InvalidOid). */
+static Oid
+get_role(FunctionCallInfo fcinfo, int argno)
+{
+	return PG_ARGISNULL(argno) ? InvalidOid : PG_GETARG_OID(argno);
+}
+
 /*
  * Define a breaker, or change its definition: its settings are these from
  * now on, whatever fence_breaker_allow() callers pass.  The state, window
@@ -976,6 +1123,8 @@ fence_breaker_define(PG_FUNCTION_ARGS)
 	BreakerKey	key;
 	int			namelen;
 	BreakerConfig config;
+	Oid			manager;
+	Oid			caller;
 	Breaker    *b;
 	TimestampTz now;
 	uint8		state;
@@ -983,12 +1132,16 @@ fence_breaker_define(PG_FUNCTION_ARGS)
 	FenceRequirePreload();
 	get_name(fcinfo, 0, &key, &namelen);
 	get_config(fcinfo, &config);
+	manager = get_role(fcinfo, DEFINE_ARG_MANAGER_ROLE);
+	caller = get_role(fcinfo, DEFINE_ARG_CALLER_ROLE);
 
-	b = lock_breaker(&key, namelen, &config, &now);
+	b = lock_breaker_as(&key, namelen, &config, &now, RIGHT_MANAGE);
 	if (!b->defined)
 		b->roleid = GetUserId();
 	b->defined = true;
 	b->config = config;
+	b->manager_role = manager;
+	b->caller_role = caller;
 	state = b->state;
 	LWLockRelease(breaker_shared->lock);
 
@@ -1015,9 +1168,7 @@ force_breaker(const BreakerKey *key, int namelen, uint8 to)
 	if (to == BREAKER_CLOSED)
 	{
 		/* Clearing makes no breaker: one that does not exist is closed. */
-		LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
-		now = FenceNow();
-		b = hash_search(breaker_hash, key, HASH_FIND, NULL);
+		b = lock_breaker_as(key, namelen, NULL, &now, RIGHT_MANAGE);
 		if (b == NULL)
 		{
 			LWLockRelease(breaker_shared->lock);
@@ -1027,7 +1178,7 @@ force_breaker(const BreakerKey *key, int namelen, uint8 to)
 	else
 	{
 		default_config(&defaults);
-		b = lock_breaker(key, namelen, &defaults, &now);
+		b = lock_breaker_as(key, namelen, &defaults, &now, RIGHT_MANAGE);
 	}
 	if (to != BREAKER_CLOSED ||
 		b->state == BREAKER_FORCED_OPEN || b->state == BREAKER_DISABLED)
@@ -1116,14 +1267,19 @@ fence_breaker_reset(PG_FUNCTION_ARGS)
 	char		lease_key[FENCE_MAX_KEY_LEN + 1];
 	int			keylen;
 	FenceToken	broken;
+	TimestampTz now;
+	Breaker    *b;
 
 	FenceRequirePreload();
 	get_name(fcinfo, 0, &key, &namelen);
 
-	LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
-	found = hash_search(breaker_hash, &key, HASH_REMOVE, NULL) != NULL;
+	b = lock_breaker_as(&key, namelen, NULL, &now, RIGHT_MANAGE);
+	found = (b != NULL);
 	if (found)
+	{
+		(void) hash_search(breaker_hash, &key, HASH_REMOVE, NULL);
 		breaker_shared->count--;
+	}
 	LWLockRelease(breaker_shared->lock);
 
 	probe_key(&key, namelen, lease_key, &keylen);
@@ -1154,7 +1310,17 @@ may_see_breaker(Oid roleid)
 		has_privs_of_role(GetUserId(), roleid);
 }
 
-#define BREAKER_VIEW_COLS 20
+/* A role's name for the view; NULL for none (or a dropped role). */
+static Datum
+role_datum(Oid roleid, bool *isnull)
+{
+	char	   *name = OidIsValid(roleid) ? GetUserNameFromId(roleid, true) : NULL;
+
+	*isnull = (name == NULL);
+	return name ? DirectFunctionCall1(namein, CStringGetDatum(name)) : (Datum) 0;
+}
+
+#define BREAKER_VIEW_COLS 22
 
 PG_FUNCTION_INFO_V1(fence_breakers_all);
 Datum
@@ -1248,6 +1414,8 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 		values[17] = Int64GetDatum(c->successes);
 		values[18] = Int64GetDatum(c->failures);
 		values[19] = BoolGetDatum(c->defined);
+		values[20] = role_datum(c->manager_role, &nulls[20]);
+		values[21] = role_datum(c->caller_role, &nulls[21]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	pfree(copy);

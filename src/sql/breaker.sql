@@ -32,7 +32,10 @@ COMMENT ON FUNCTION @extschema@.fence_breaker_report(pg_catalog.text, pg_catalog
 
 -- Define a breaker once, or change its definition: from then on its
 -- settings are these, and the settings fence_breaker_allow() callers pass
--- are ignored.  Returns the breaker's state.
+-- are ignored.  Its owner (who defined it first), members of manager_role
+-- and superusers may define, force, clear and reset it; with caller_role,
+-- only members of that role (and those) may ask it and report to it.
+-- Returns the breaker's state.
 CREATE FUNCTION @extschema@.fence_breaker_define(
 	breaker pg_catalog.text,
 	failure_threshold pg_catalog.int4 DEFAULT 5,
@@ -40,11 +43,13 @@ CREATE FUNCTION @extschema@.fence_breaker_define(
 	window_size pg_catalog.int4 DEFAULT 20,
 	open_for pg_catalog.interval DEFAULT '30 seconds',
 	max_open_for pg_catalog.interval DEFAULT NULL,
-	probe_ttl pg_catalog.interval DEFAULT '30 seconds')
+	probe_ttl pg_catalog.interval DEFAULT '30 seconds',
+	manager_role pg_catalog.regrole DEFAULT NULL,
+	caller_role pg_catalog.regrole DEFAULT NULL)
 	RETURNS pg_catalog.text
 	AS 'MODULE_PATHNAME', 'fence_breaker_define' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval) FROM PUBLIC;
-COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval)
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.regrole, pg_catalog.regrole) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.regrole, pg_catalog.regrole)
 	IS 'define a shared circuit breaker''s settings once, for every caller; returns its state';
 
 -- Admin: force a breaker open (every caller fails fast) or disabled (every
@@ -95,7 +100,9 @@ CREATE FUNCTION @extschema@.fence_breakers_all(
 	OUT fast_failures pg_catalog.int8,
 	OUT successes pg_catalog.int8,
 	OUT failures pg_catalog.int8,
-	OUT defined pg_catalog.bool)
+	OUT defined pg_catalog.bool,
+	OUT manager_role pg_catalog.name,
+	OUT caller_role pg_catalog.name)
 	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_breakers_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_breakers_all()

@@ -29,11 +29,13 @@ CREATE FUNCTION @extschema@.fence_breaker_define(
 	window_size pg_catalog.int4 DEFAULT 20,
 	open_for pg_catalog.interval DEFAULT '30 seconds',
 	max_open_for pg_catalog.interval DEFAULT NULL,
-	probe_ttl pg_catalog.interval DEFAULT '30 seconds')
+	probe_ttl pg_catalog.interval DEFAULT '30 seconds',
+	manager_role pg_catalog.regrole DEFAULT NULL,
+	caller_role pg_catalog.regrole DEFAULT NULL)
 	RETURNS pg_catalog.text
 	AS 'MODULE_PATHNAME', 'fence_breaker_define' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval) FROM PUBLIC;
-COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval)
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.regrole, pg_catalog.regrole) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.regrole, pg_catalog.regrole)
 	IS 'define a shared circuit breaker''s settings once, for every caller; returns its state';
 
 CREATE FUNCTION @extschema@.fence_breaker_force(breaker pg_catalog.text, mode pg_catalog.text)
@@ -70,7 +72,9 @@ CREATE FUNCTION @extschema@.fence_breakers_all(
 	OUT fast_failures pg_catalog.int8,
 	OUT successes pg_catalog.int8,
 	OUT failures pg_catalog.int8,
-	OUT defined pg_catalog.bool)
+	OUT defined pg_catalog.bool,
+	OUT manager_role pg_catalog.name,
+	OUT caller_role pg_catalog.name)
 	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_breakers_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_breakers_all()
