@@ -122,6 +122,7 @@ typedef struct BreakerConfig
 	int64		open_for;		/* microseconds */
 	int64		max_open_for;
 	int64		probe_ttl;
+	int32		min_calls;		/* the rate rules judge from this many calls */
 } BreakerConfig;
 
 typedef struct Breaker
@@ -322,6 +323,8 @@ get_config(FunctionCallInfo fcinfo, BreakerConfig *config)
 	else
 		config->max_open_for = get_positive_duration(fcinfo, 5, "max_open_for");
 	config->probe_ttl = get_positive_duration(fcinfo, 6, "probe_ttl");
+	/* Only fence_breaker_define sets it: callers judge a full window. */
+	config->min_calls = config->window_size;
 	if (config->max_open_for < config->open_for)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -349,6 +352,7 @@ default_config(BreakerConfig *config)
 	config->open_for = 30 * USECS_PER_SEC;
 	config->max_open_for = 600 * USECS_PER_SEC;
 	config->probe_ttl = 30 * USECS_PER_SEC;
+	config->min_calls = config->window_size;
 }
 
 /* ---------- the state machine (breaker lock held, must not ERROR) ---------- */
@@ -439,10 +443,12 @@ record_closed_outcome(Breaker *b, bool success, TimestampTz now)
 		b->window_len++;
 	b->window_pos = (b->window_pos + 1) % size;
 
+	/* The rate rule judges the window once it holds min_calls outcomes. */
 	if (!success &&
 		(b->consecutive_failures >= b->config.failure_threshold ||
-		 (b->config.failure_rate > 0.0 && b->window_len == size &&
-		  (double) window_failures(b) >= b->config.failure_rate * size)))
+		 (b->config.failure_rate > 0.0 &&
+		  b->window_len >= Min(b->config.min_calls, size) &&
+		  (double) window_failures(b) >= b->config.failure_rate * b->window_len)))
 	{
 		b->trips++;
 		open_breaker(b, now, b->config.open_for);
@@ -1100,8 +1106,9 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 /* ---------- fence_breaker_define ---------- */
 
 /* fence_breaker_define's arguments after those it shares with allow. */
-#define DEFINE_ARG_MANAGER_ROLE		7
-#define DEFINE_ARG_CALLER_ROLE		8
+#define DEFINE_ARG_MIN_CALLS		7
+#define DEFINE_ARG_MANAGER_ROLE		8
+#define DEFINE_ARG_CALLER_ROLE		9
 
 /* A regrole argument: NULL is none (InvalidOid). */
 static Oid
@@ -1132,6 +1139,10 @@ fence_breaker_define(PG_FUNCTION_ARGS)
 	FenceRequirePreload();
 	get_name(fcinfo, 0, &key, &namelen);
 	get_config(fcinfo, &config);
+	/* NULL: judge a full window only, as fence_breaker_allow's settings do. */
+	if (!PG_ARGISNULL(DEFINE_ARG_MIN_CALLS))
+		config.min_calls = get_int_in_range(fcinfo, DEFINE_ARG_MIN_CALLS,
+											"min_calls", 1, config.window_size);
 	manager = get_role(fcinfo, DEFINE_ARG_MANAGER_ROLE);
 	caller = get_role(fcinfo, DEFINE_ARG_CALLER_ROLE);
 
@@ -1320,7 +1331,7 @@ role_datum(Oid roleid, bool *isnull)
 	return name ? DirectFunctionCall1(namein, CStringGetDatum(name)) : (Datum) 0;
 }
 
-#define BREAKER_VIEW_COLS 22
+#define BREAKER_VIEW_COLS 23
 
 PG_FUNCTION_INFO_V1(fence_breakers_all);
 Datum
@@ -1416,6 +1427,7 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 		values[19] = BoolGetDatum(c->defined);
 		values[20] = role_datum(c->manager_role, &nulls[20]);
 		values[21] = role_datum(c->caller_role, &nulls[21]);
+		values[22] = Int32GetDatum(c->config.min_calls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	pfree(copy);

@@ -30,12 +30,13 @@ CREATE FUNCTION @extschema@.fence_breaker_define(
 	open_for pg_catalog.interval DEFAULT '30 seconds',
 	max_open_for pg_catalog.interval DEFAULT NULL,
 	probe_ttl pg_catalog.interval DEFAULT '30 seconds',
+	min_calls pg_catalog.int4 DEFAULT NULL,
 	manager_role pg_catalog.regrole DEFAULT NULL,
 	caller_role pg_catalog.regrole DEFAULT NULL)
 	RETURNS pg_catalog.text
 	AS 'MODULE_PATHNAME', 'fence_breaker_define' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.regrole, pg_catalog.regrole) FROM PUBLIC;
-COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.regrole, pg_catalog.regrole)
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.regrole, pg_catalog.regrole) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.regrole, pg_catalog.regrole)
 	IS 'define a shared circuit breaker''s settings once, for every caller; returns its state';
 
 CREATE FUNCTION @extschema@.fence_breaker_force(breaker pg_catalog.text, mode pg_catalog.text)
@@ -74,7 +75,8 @@ CREATE FUNCTION @extschema@.fence_breakers_all(
 	OUT failures pg_catalog.int8,
 	OUT defined pg_catalog.bool,
 	OUT manager_role pg_catalog.name,
-	OUT caller_role pg_catalog.name)
+	OUT caller_role pg_catalog.name,
+	OUT min_calls pg_catalog.int4)
 	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_breakers_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_breakers_all()
