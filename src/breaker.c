@@ -123,6 +123,8 @@ typedef struct BreakerConfig
 	int64		max_open_for;
 	int64		probe_ttl;
 	int32		min_calls;		/* the rate rules judge from this many calls */
+	int64		slow_call;		/* a call this long or longer is slow; 0: off */
+	double		slow_call_rate; /* this share of slow calls trips it */
 } BreakerConfig;
 
 typedef struct Breaker
@@ -138,6 +140,7 @@ typedef struct Breaker
 	uint8		window_pos;		/* next bit to write */
 	int32		consecutive_failures;
 	uint64		window_bits;	/* 1 = failure */
+	uint64		window_slow_bits;	/* 1 = slow call */
 	BreakerConfig config;
 	int64		open_period;	/* the current or last open time, usecs */
 	TimestampTz opened_at;		/* last trip or reopen; 0 = never */
@@ -149,6 +152,7 @@ typedef struct Breaker
 	int64		fast_failures;	/* fail_fast answers */
 	int64		successes;		/* reports counted */
 	int64		failures;
+	int64		slow_calls;		/* reports counted that were slow */
 } Breaker;
 
 typedef struct BreakerShared
@@ -234,12 +238,23 @@ interval_string(Interval *iv)
 	return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(iv)));
 }
 
+static int64 get_duration(FunctionCallInfo fcinfo, int argno,
+						  const char *param, bool allow_zero);
+
 /*
  * A positive duration in microseconds.  "param" is the SQL parameter's name
  * (an identifier, not prose).
  */
 static int64
 get_positive_duration(FunctionCallInfo fcinfo, int argno, const char *param)
+{
+	return get_duration(fcinfo, argno, param, false);
+}
+
+/* A duration in microseconds: positive, or with allow_zero, zero or more. */
+static int64
+get_duration(FunctionCallInfo fcinfo, int argno, const char *param,
+			 bool allow_zero)
 {
 	Interval   *iv;
 	int64		usecs;
@@ -264,7 +279,12 @@ get_positive_duration(FunctionCallInfo fcinfo, int argno, const char *param)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("breaker parameter \"%s\" is out of range", param),
 				 errdetail("The value given was %s.", interval_string(iv))));
-	if (usecs <= 0)
+	if (allow_zero && usecs < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("breaker parameter \"%s\" must not be negative", param),
+				 errdetail("The value given was %s.", interval_string(iv))));
+	if (!allow_zero && usecs <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("breaker parameter \"%s\" must be greater than zero", param),
@@ -323,8 +343,10 @@ get_config(FunctionCallInfo fcinfo, BreakerConfig *config)
 	else
 		config->max_open_for = get_positive_duration(fcinfo, 5, "max_open_for");
 	config->probe_ttl = get_positive_duration(fcinfo, 6, "probe_ttl");
-	/* Only fence_breaker_define sets it: callers judge a full window. */
+	/* Only fence_breaker_define sets these: a full window, no slow calls. */
 	config->min_calls = config->window_size;
+	config->slow_call = 0;
+	config->slow_call_rate = 0.0;
 	if (config->max_open_for < config->open_for)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -353,6 +375,8 @@ default_config(BreakerConfig *config)
 	config->max_open_for = 600 * USECS_PER_SEC;
 	config->probe_ttl = 30 * USECS_PER_SEC;
 	config->min_calls = config->window_size;
+	config->slow_call = 0;
+	config->slow_call_rate = 0.0;
 }
 
 /* ---------- the state machine (breaker lock held, must not ERROR) ---------- */
@@ -391,6 +415,7 @@ clear_window(Breaker *b)
 {
 	b->consecutive_failures = 0;
 	b->window_bits = 0;
+	b->window_slow_bits = 0;
 	b->window_len = 0;
 	b->window_pos = 0;
 }
@@ -414,21 +439,30 @@ open_breaker(Breaker *b, TimestampTz now, int64 period)
 	clear_window(b);
 }
 
-/* A counted outcome of a call made while closed; may trip the breaker. */
+/*
+ * A counted outcome of a call made while closed; may trip the breaker.  A
+ * slow call counts against the slow-call rate, whether or not it failed.
+ */
 static void
-record_closed_outcome(Breaker *b, bool success, TimestampTz now)
+record_closed_outcome(Breaker *b, bool success, bool slow, TimestampTz now)
 {
 	uint64		bit = UINT64CONST(1) << b->window_pos;
 	int			size = b->config.window_size;
+	bool		judged;
 
 	/* The window may have shrunk since the last call: start it afresh. */
 	if (b->window_len > size || b->window_pos >= size)
 	{
 		b->window_bits = 0;
+		b->window_slow_bits = 0;
 		b->window_len = 0;
 		b->window_pos = 0;
 		bit = 1;
 	}
+	if (slow)
+		b->window_slow_bits |= bit;
+	else
+		b->window_slow_bits &= ~bit;
 	if (success)
 	{
 		b->window_bits &= ~bit;
@@ -443,12 +477,15 @@ record_closed_outcome(Breaker *b, bool success, TimestampTz now)
 		b->window_len++;
 	b->window_pos = (b->window_pos + 1) % size;
 
-	/* The rate rule judges the window once it holds min_calls outcomes. */
-	if (!success &&
-		(b->consecutive_failures >= b->config.failure_threshold ||
-		 (b->config.failure_rate > 0.0 &&
-		  b->window_len >= Min(b->config.min_calls, size) &&
-		  (double) window_failures(b) >= b->config.failure_rate * b->window_len)))
+	/* The rate rules judge the window once it holds min_calls outcomes. */
+	judged = b->window_len >= Min(b->config.min_calls, size);
+	if ((!success &&
+		 (b->consecutive_failures >= b->config.failure_threshold ||
+		  (b->config.failure_rate > 0.0 && judged &&
+		   (double) window_failures(b) >= b->config.failure_rate * b->window_len))) ||
+		(slow && judged && b->config.slow_call_rate > 0.0 &&
+		 (double) pg_popcount64(b->window_slow_bits) >=
+		 b->config.slow_call_rate * b->window_len))
 	{
 		b->trips++;
 		open_breaker(b, now, b->config.open_for);
@@ -477,6 +514,7 @@ init_breaker(Breaker *b, int namelen, const BreakerConfig *config,
 	b->fast_failures = 0;
 	b->successes = 0;
 	b->failures = 0;
+	b->slow_calls = 0;
 }
 
 /*
@@ -990,6 +1028,8 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	ReportOutcome outcome = REPORT_COUNTED;
 	uint8		state;
 	TimestampTz now;
+	int64		duration = -1;	/* -1: not given */
+	bool		slow;
 
 	FenceRequirePreload();
 	get_name(fcinfo, 0, &key, &namelen);
@@ -1009,10 +1049,14 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 					 errmsg("probe token must be greater than zero"),
 					 errhint("Pass the probe_token that fence_breaker_allow() returned, or NULL after a plain call.")));
 	}
+	/* 1.1's SQL function, before ALTER EXTENSION UPDATE, has no duration. */
+	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
+		duration = get_duration(fcinfo, 3, "duration", true);
 	default_config(&defaults);
 
 	b = lock_breaker_as(&key, namelen, &defaults, &now, RIGHT_CALL);
 	current_probe = b->probe_token;
+	slow = b->config.slow_call > 0 && duration >= b->config.slow_call;
 
 	if (has_token)
 	{
@@ -1030,7 +1074,8 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 			release_token = b->probe_token;
 			b->probe_token = 0;
 			b->probe_expires_at = 0;
-			if (success)
+			/* A probe that succeeds slowly has not shown the dependency well. */
+			if (success && !slow)
 			{
 				b->state = BREAKER_CLOSED;
 				b->changed_at = now;
@@ -1049,7 +1094,7 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 		}
 	}
 	else if (b->state == BREAKER_CLOSED)
-		record_closed_outcome(b, success, now);
+		record_closed_outcome(b, success, slow, now);
 	else if (b->state != BREAKER_DISABLED)
 		outcome = REPORT_NOT_COUNTED;
 	/* Disabled: counted in the totals, judged by nothing. */
@@ -1060,6 +1105,8 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 			b->successes++;
 		else
 			b->failures++;
+		if (slow)
+			b->slow_calls++;
 	}
 	state = b->state;
 	LWLockRelease(breaker_shared->lock);
@@ -1107,8 +1154,43 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 
 /* fence_breaker_define's arguments after those it shares with allow. */
 #define DEFINE_ARG_MIN_CALLS		7
-#define DEFINE_ARG_MANAGER_ROLE		8
-#define DEFINE_ARG_CALLER_ROLE		9
+#define DEFINE_ARG_SLOW_CALL		8
+#define DEFINE_ARG_SLOW_CALL_RATE	9
+#define DEFINE_ARG_MANAGER_ROLE		10
+#define DEFINE_ARG_CALLER_ROLE		11
+
+/*
+ * slow_call (NULL: slow calls are not counted) and slow_call_rate (NULL:
+ * 1, every call of the window slow), which needs slow_call.
+ */
+static void
+get_slow_call_config(FunctionCallInfo fcinfo, BreakerConfig *config)
+{
+	double		rate = 1.0;
+
+	if (!PG_ARGISNULL(DEFINE_ARG_SLOW_CALL_RATE))
+	{
+		rate = PG_GETARG_FLOAT8(DEFINE_ARG_SLOW_CALL_RATE);
+		if (isnan(rate) || rate <= 0.0 || rate > 1.0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("breaker parameter \"%s\" is out of range", "slow_call_rate"),
+					 errdetail("The value given was %g; it must be greater than 0 and at most 1.",
+							   rate)));
+		if (PG_ARGISNULL(DEFINE_ARG_SLOW_CALL))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("breaker parameter \"%s\" needs \"%s\"",
+							"slow_call_rate", "slow_call"),
+					 errdetail("A call is slow when it takes slow_call or longer; without it no call is slow."),
+					 errhint("Pass slow_call as well, for example slow_call => '2 seconds'.")));
+	}
+	if (PG_ARGISNULL(DEFINE_ARG_SLOW_CALL))
+		return;
+	config->slow_call = get_positive_duration(fcinfo, DEFINE_ARG_SLOW_CALL,
+											  "slow_call");
+	config->slow_call_rate = rate;
+}
 
 /* A regrole argument: NULL is none (InvalidOid). */
 static Oid
@@ -1143,6 +1225,7 @@ fence_breaker_define(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(DEFINE_ARG_MIN_CALLS))
 		config.min_calls = get_int_in_range(fcinfo, DEFINE_ARG_MIN_CALLS,
 											"min_calls", 1, config.window_size);
+	get_slow_call_config(fcinfo, &config);
 	manager = get_role(fcinfo, DEFINE_ARG_MANAGER_ROLE);
 	caller = get_role(fcinfo, DEFINE_ARG_CALLER_ROLE);
 
@@ -1331,7 +1414,7 @@ role_datum(Oid roleid, bool *isnull)
 	return name ? DirectFunctionCall1(namein, CStringGetDatum(name)) : (Datum) 0;
 }
 
-#define BREAKER_VIEW_COLS 23
+#define BREAKER_VIEW_COLS 27
 
 PG_FUNCTION_INFO_V1(fence_breakers_all);
 Datum
@@ -1345,6 +1428,18 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 
 	FenceRequirePreload();
 	InitMaterializedSRF(fcinfo, 0);
+
+	/*
+	 * The view of an older version, before ALTER EXTENSION UPDATE, has the
+	 * first of these columns, in this order: it gets those.
+	 */
+	if (rsinfo->setDesc->natts > BREAKER_VIEW_COLS)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("fence_breakers_all() expects more columns than this fence library has"),
+				 errdetail("The function returns %d columns; the library knows %d.",
+						   rsinfo->setDesc->natts, BREAKER_VIEW_COLS),
+				 errhint("Install the fence library of the extension's version and restart the server.")));
 
 	/*
 	 * Copy under the lock; look up names and privileges without it.  The
@@ -1428,6 +1523,15 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 		values[20] = role_datum(c->manager_role, &nulls[20]);
 		values[21] = role_datum(c->caller_role, &nulls[21]);
 		values[22] = Int32GetDatum(c->config.min_calls);
+		if (c->config.slow_call > 0)
+		{
+			values[23] = IntervalPGetDatum(usecs_interval(c->config.slow_call));
+			values[24] = Float8GetDatum(c->config.slow_call_rate);
+		}
+		else
+			nulls[23] = nulls[24] = true;
+		values[25] = Int32GetDatum(pg_popcount64(c->window_slow_bits));
+		values[26] = Int64GetDatum(c->slow_calls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	pfree(copy);

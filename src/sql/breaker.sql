@@ -22,13 +22,15 @@ CREATE FUNCTION @extschema@.fence_breaker_allow(
 COMMENT ON FUNCTION @extschema@.fence_breaker_allow(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval)
 	IS 'ask a shared circuit breaker whether to call its dependency: call, probe (with a probe token) or fail_fast (with the time to retry)';
 
--- Tell the breaker how the call went; returns its state afterwards.  A probe
--- passes its probe token; a report with a stale probe token is ignored.
-CREATE FUNCTION @extschema@.fence_breaker_report(breaker pg_catalog.text, success pg_catalog.bool, probe_token @extschema@.fence_token DEFAULT NULL)
+-- Tell the breaker how the call went, and how long it took; returns its
+-- state afterwards.  A probe passes its probe token; a report with a stale
+-- probe token is ignored.
+CREATE FUNCTION @extschema@.fence_breaker_report(breaker pg_catalog.text, success pg_catalog.bool, probe_token @extschema@.fence_token DEFAULT NULL, duration pg_catalog.interval DEFAULT NULL)
 	RETURNS pg_catalog.text
 	AS 'MODULE_PATHNAME', 'fence_breaker_report' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION @extschema@.fence_breaker_report(pg_catalog.text, pg_catalog.bool, @extschema@.fence_token)
-	IS 'report the outcome of a call allowed by a shared circuit breaker; returns the breaker''s state';
+COMMENT ON FUNCTION @extschema@.fence_breaker_report(pg_catalog.text, pg_catalog.bool, @extschema@.fence_token, pg_catalog.interval)
+	IS 'report the outcome of a call allowed by a shared circuit breaker, and how long it took; returns the breaker''s state';
+
 
 -- Define a breaker once, or change its definition: from then on its
 -- settings are these, and the settings fence_breaker_allow() callers pass
@@ -45,12 +47,14 @@ CREATE FUNCTION @extschema@.fence_breaker_define(
 	max_open_for pg_catalog.interval DEFAULT NULL,
 	probe_ttl pg_catalog.interval DEFAULT '30 seconds',
 	min_calls pg_catalog.int4 DEFAULT NULL,
+	slow_call pg_catalog.interval DEFAULT NULL,
+	slow_call_rate pg_catalog.float8 DEFAULT NULL,
 	manager_role pg_catalog.regrole DEFAULT NULL,
 	caller_role pg_catalog.regrole DEFAULT NULL)
 	RETURNS pg_catalog.text
 	AS 'MODULE_PATHNAME', 'fence_breaker_define' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.regrole, pg_catalog.regrole) FROM PUBLIC;
-COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.regrole, pg_catalog.regrole)
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.interval, pg_catalog.float8, pg_catalog.regrole, pg_catalog.regrole) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.interval, pg_catalog.float8, pg_catalog.regrole, pg_catalog.regrole)
 	IS 'define a shared circuit breaker''s settings once, for every caller; returns its state';
 
 -- Admin: force a breaker open (every caller fails fast) or disabled (every
@@ -104,7 +108,11 @@ CREATE FUNCTION @extschema@.fence_breakers_all(
 	OUT defined pg_catalog.bool,
 	OUT manager_role pg_catalog.name,
 	OUT caller_role pg_catalog.name,
-	OUT min_calls pg_catalog.int4)
+	OUT min_calls pg_catalog.int4,
+	OUT slow_call pg_catalog.interval,
+	OUT slow_call_rate pg_catalog.float8,
+	OUT window_slow_calls pg_catalog.int4,
+	OUT slow_calls pg_catalog.int8)
 	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_breakers_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_breakers_all()

@@ -22,6 +22,13 @@ COMMENT ON FUNCTION @extschema@.fence_wait_lease_end(pg_catalog.int8, @extschema
 -- functions new arguments: they are dropped and made again.
 DROP VIEW @extschema@.fence_breakers;
 DROP FUNCTION @extschema@.fence_breakers_all();
+DROP FUNCTION @extschema@.fence_breaker_report(pg_catalog.text, pg_catalog.bool, @extschema@.fence_token);
+CREATE FUNCTION @extschema@.fence_breaker_report(breaker pg_catalog.text, success pg_catalog.bool, probe_token @extschema@.fence_token DEFAULT NULL, duration pg_catalog.interval DEFAULT NULL)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'fence_breaker_report' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.fence_breaker_report(pg_catalog.text, pg_catalog.bool, @extschema@.fence_token, pg_catalog.interval)
+	IS 'report the outcome of a call allowed by a shared circuit breaker, and how long it took; returns the breaker''s state';
+
 CREATE FUNCTION @extschema@.fence_breaker_define(
 	breaker pg_catalog.text,
 	failure_threshold pg_catalog.int4 DEFAULT 5,
@@ -31,12 +38,14 @@ CREATE FUNCTION @extschema@.fence_breaker_define(
 	max_open_for pg_catalog.interval DEFAULT NULL,
 	probe_ttl pg_catalog.interval DEFAULT '30 seconds',
 	min_calls pg_catalog.int4 DEFAULT NULL,
+	slow_call pg_catalog.interval DEFAULT NULL,
+	slow_call_rate pg_catalog.float8 DEFAULT NULL,
 	manager_role pg_catalog.regrole DEFAULT NULL,
 	caller_role pg_catalog.regrole DEFAULT NULL)
 	RETURNS pg_catalog.text
 	AS 'MODULE_PATHNAME', 'fence_breaker_define' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.regrole, pg_catalog.regrole) FROM PUBLIC;
-COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.regrole, pg_catalog.regrole)
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.interval, pg_catalog.float8, pg_catalog.regrole, pg_catalog.regrole) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.interval, pg_catalog.float8, pg_catalog.regrole, pg_catalog.regrole)
 	IS 'define a shared circuit breaker''s settings once, for every caller; returns its state';
 
 CREATE FUNCTION @extschema@.fence_breaker_force(breaker pg_catalog.text, mode pg_catalog.text)
@@ -76,7 +85,11 @@ CREATE FUNCTION @extschema@.fence_breakers_all(
 	OUT defined pg_catalog.bool,
 	OUT manager_role pg_catalog.name,
 	OUT caller_role pg_catalog.name,
-	OUT min_calls pg_catalog.int4)
+	OUT min_calls pg_catalog.int4,
+	OUT slow_call pg_catalog.interval,
+	OUT slow_call_rate pg_catalog.float8,
+	OUT window_slow_calls pg_catalog.int4,
+	OUT slow_calls pg_catalog.int8)
 	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_breakers_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_breakers_all()
