@@ -81,12 +81,19 @@
 #define BREAKER_MAX_WINDOW		64	/* one bit per call in a uint64 */
 
 /*
- * Every probe lease has this owner.  Two callers that race for the same
- * probe may therefore see "granted" and "extended": only a grant (a new
- * token) makes a probe, so the second caller fails fast and the first one's
- * lease merely lasts a moment longer.
+ * A breaker half-open lets this many trial calls run (half_open_trials).
+ * Each trial holds a permit of the lease "breaker:<name>", which has as
+ * many permits as the half-open period needs trials.
  */
-#define BREAKER_PROBE_OWNER		"breaker probe"
+#define BREAKER_MAX_TRIALS		10
+
+/*
+ * A trial's permit is owned by "breaker probe <pid>": permits of one
+ * detached owner are one holder, so each backend needs its own.  A backend
+ * that asks again while its trial runs has that permit extended, which
+ * makes no new trial: it fails fast.
+ */
+#define BREAKER_PROBE_OWNER_FMT	"breaker probe %d"
 
 StaticAssertDecl(BREAKER_KEY_PREFIX_LEN + FENCE_MAX_BREAKER_NAME <= FENCE_MAX_KEY_LEN,
 				 "a breaker's probe lease key must fit in a lease key");
@@ -123,9 +130,21 @@ typedef struct BreakerConfig
 	int64		max_open_for;
 	int64		probe_ttl;
 	int32		min_calls;		/* the rate rules judge from this many calls */
+	int32		half_open_trials;	/* successful trials that close it */
 	int64		slow_call;		/* a call this long or longer is slow; 0: off */
 	double		slow_call_rate; /* this share of slow calls trips it */
 } BreakerConfig;
+
+/*
+ * A trial call of a half-open breaker: the token of its permit, and when
+ * that permit expires (as last seen).  A trial whose permit expired stays
+ * until its report comes or another trial takes its slot.
+ */
+typedef struct BreakerTrial
+{
+	FenceToken	token;
+	TimestampTz expires_at;
+} BreakerTrial;
 
 typedef struct Breaker
 {
@@ -146,8 +165,10 @@ typedef struct Breaker
 	TimestampTz opened_at;		/* last trip or reopen; 0 = never */
 	TimestampTz open_until;
 	TimestampTz changed_at;		/* last change of state */
-	FenceToken	probe_token;	/* the half-open probe's lease; 0 = none */
-	TimestampTz probe_expires_at;
+	/* Half-open only: trials_needed is 0 in every other state. */
+	int32		trials_needed;	/* successful trials that close it */
+	int32		trials_ok;		/* trials that succeeded so far */
+	BreakerTrial trials[BREAKER_MAX_TRIALS];	/* token 0: a free slot */
 	int64		trips;			/* closed -> open */
 	int64		fast_failures;	/* fail_fast answers */
 	int64		successes;		/* reports counted */
@@ -345,6 +366,7 @@ get_config(FunctionCallInfo fcinfo, BreakerConfig *config)
 	config->probe_ttl = get_positive_duration(fcinfo, 6, "probe_ttl");
 	/* Only fence_breaker_define sets these: a full window, no slow calls. */
 	config->min_calls = config->window_size;
+	config->half_open_trials = 1;
 	config->slow_call = 0;
 	config->slow_call_rate = 0.0;
 	if (config->max_open_for < config->open_for)
@@ -375,6 +397,7 @@ default_config(BreakerConfig *config)
 	config->max_open_for = 600 * USECS_PER_SEC;
 	config->probe_ttl = 30 * USECS_PER_SEC;
 	config->min_calls = config->window_size;
+	config->half_open_trials = 1;
 	config->slow_call = 0;
 	config->slow_call_rate = 0.0;
 }
@@ -426,6 +449,101 @@ window_failures(const Breaker *b)
 	return pg_popcount64(b->window_bits);
 }
 
+/*
+ * Leave the half-open state's bookkeeping.  The permits of the trials still
+ * recorded are the caller's to release (take_trials), or already gone.
+ */
+static void
+clear_trials(Breaker *b)
+{
+	b->trials_needed = 0;
+	b->trials_ok = 0;
+	memset(b->trials, 0, sizeof(b->trials));
+}
+
+/* The tokens of the trials recorded, into out; clears them.  How many. */
+static int
+take_trials(Breaker *b, FenceToken *out)
+{
+	int			n = 0;
+
+	for (int i = 0; i < BREAKER_MAX_TRIALS; i++)
+	{
+		if (b->trials[i].token != 0)
+			out[n++] = b->trials[i].token;
+	}
+	clear_trials(b);
+	return n;
+}
+
+/* The slot of the trial with this token, or -1. */
+static int
+find_trial(const Breaker *b, FenceToken token)
+{
+	for (int i = 0; i < b->trials_needed; i++)
+	{
+		if (b->trials[i].token == token)
+			return i;
+	}
+	return -1;
+}
+
+/* The latest trial's slot (largest token), or -1. */
+static int
+latest_trial(const Breaker *b)
+{
+	int			latest = -1;
+
+	for (int i = 0; i < b->trials_needed; i++)
+	{
+		if (b->trials[i].token != 0 &&
+			(latest < 0 || b->trials[i].token > b->trials[latest].token))
+			latest = i;
+	}
+	return latest;
+}
+
+/* Trials whose permits are live at now, and the earliest to expire. */
+static int
+live_trials(const Breaker *b, TimestampTz now, TimestampTz *earliest)
+{
+	int			live = 0;
+
+	for (int i = 0; i < b->trials_needed; i++)
+	{
+		const BreakerTrial *t = &b->trials[i];
+
+		if (t->token == 0 || t->expires_at <= now)
+			continue;
+		if (live++ == 0 || t->expires_at < *earliest)
+			*earliest = t->expires_at;
+	}
+	return live;
+}
+
+/*
+ * A slot for a new trial: a free one, else the one whose permit expired
+ * first (that trial is given up: its late report is stale); -1 if every
+ * trial is live.
+ */
+static int
+free_trial_slot(const Breaker *b, TimestampTz now)
+{
+	int			oldest = -1;
+
+	for (int i = 0; i < b->trials_needed; i++)
+	{
+		const BreakerTrial *t = &b->trials[i];
+
+		if (t->token == 0)
+			return i;
+		if (t->expires_at <= now &&
+			(oldest < 0 || t->expires_at < b->trials[oldest].expires_at))
+			oldest = i;
+	}
+	return oldest;
+}
+
 static void
 open_breaker(Breaker *b, TimestampTz now, int64 period)
 {
@@ -434,8 +552,7 @@ open_breaker(Breaker *b, TimestampTz now, int64 period)
 	b->opened_at = now;
 	b->open_until = add_usecs(now, b->open_period);
 	b->changed_at = now;
-	b->probe_token = 0;
-	b->probe_expires_at = 0;
+	clear_trials(b);
 	clear_window(b);
 }
 
@@ -508,8 +625,7 @@ init_breaker(Breaker *b, int namelen, const BreakerConfig *config,
 	b->opened_at = 0;
 	b->open_until = 0;
 	b->changed_at = now;
-	b->probe_token = 0;
-	b->probe_expires_at = 0;
+	clear_trials(b);
 	b->trips = 0;
 	b->fast_failures = 0;
 	b->successes = 0;
@@ -798,6 +914,21 @@ probe_key(const BreakerKey *key, int namelen, char *buf, int *keylen)
 	buf[*keylen] = '\0';
 }
 
+/* With no lock held: free the permits of these trials, by token. */
+static void
+release_trials(const BreakerKey *key, int namelen, const FenceToken *tokens,
+			   int n)
+{
+	char		lease_key[FENCE_MAX_KEY_LEN + 1];
+	int			keylen;
+
+	if (n == 0)
+		return;
+	probe_key(key, namelen, lease_key, &keylen);
+	for (int i = 0; i < n; i++)
+		(void) FenceLeaseReleaseToken(lease_key, keylen, tokens[i]);
+}
+
 /* ---------- fence_breaker_allow ---------- */
 
 typedef enum BreakerDecision
@@ -824,12 +955,14 @@ decide(Breaker *b, TimestampTz now, TimestampTz *retry_at)
 			}
 			return DECIDE_TRY_PROBE;
 		case BREAKER_HALF_OPEN:
-			if (now < b->probe_expires_at)
-			{
-				*retry_at = b->probe_expires_at;
+
+			/*
+			 * As many trials as still need to succeed may run at once.  A
+			 * trial whose permit ran out before it reported leaves its turn
+			 * to the next caller.
+			 */
+			if (live_trials(b, now, retry_at) >= b->trials_needed - b->trials_ok)
 				return DECIDE_FAIL_FAST;
-			}
-			/* The probe's lease ran out before it reported: probe again. */
 			return DECIDE_TRY_PROBE;
 		case BREAKER_FORCED_OPEN:
 			/* Until an operator clears it: no time to retry is known. */
@@ -839,6 +972,93 @@ decide(Breaker *b, TimestampTz now, TimestampTz *retry_at)
 			return DECIDE_CALL;
 	}
 	return DECIDE_CALL;
+}
+
+/*
+ * Under the lock: make the granted permit a trial, opening a half-open
+ * period if the breaker is open.  False if it cannot be one: the period
+ * needs another number of permits (it began meanwhile with other settings),
+ * or every trial is live.
+ */
+static bool
+record_trial(Breaker *b, TimestampTz now, int permits,
+			 const FenceLeaseGrant *grant)
+{
+	int			slot;
+
+	if (b->state == BREAKER_OPEN)
+	{
+		b->state = BREAKER_HALF_OPEN;
+		b->changed_at = now;
+		clear_trials(b);
+		b->trials_needed = permits;
+	}
+	if (b->trials_needed != permits)
+		return false;
+	slot = free_trial_slot(b, now);
+	if (slot < 0)
+		return false;
+	b->trials[slot].token = grant->token;
+	b->trials[slot].expires_at = grant->expires_at;
+	return true;
+}
+
+/*
+ * A trial's permit can outlive the expiry the breaker saw: the trial
+ * renewed it, or its backend asked again and had it extended.  While it is
+ * live the trial is still running, and taking its slot would let more
+ * trials run than permits allow (the lease table would refuse) -- or, had
+ * the slot's permit been extended by this very request, keep a dead
+ * trial alive for ever.  So look at the trials that seem to have run out
+ * (tokens "seen", with no lock held), and fail fast while any of them is
+ * still live and no other slot is free.  Returns DECIDE_TRY_PROBE or
+ * DECIDE_FAIL_FAST (with *retry_at).
+ */
+static BreakerDecision
+recheck_trials(const BreakerKey *key, int namelen, const FenceToken *seen,
+			   int nseen, TimestampTz *retry_at)
+{
+	char		lease_key[FENCE_MAX_KEY_LEN + 1];
+	int			keylen;
+	TimestampTz held_until[BREAKER_MAX_TRIALS];
+	bool		any_held = false;
+	BreakerDecision decision = DECIDE_TRY_PROBE;
+	Breaker    *b;
+
+	probe_key(key, namelen, lease_key, &keylen);
+	for (int i = 0; i < nseen; i++)
+	{
+		FenceLeaseStamp stamp;
+
+		held_until[i] = 0;
+		if (FenceLeaseGetStatus(MyDatabaseId, lease_key, keylen, seen[i],
+								&stamp) == FENCE_LEASE_HELD)
+		{
+			held_until[i] = stamp.expires_at;
+			any_held = true;
+		}
+	}
+	if (!any_held)
+		return decision;
+
+	LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
+	b = hash_search(breaker_hash, key, HASH_FIND, NULL);
+	if (b != NULL && b->state == BREAKER_HALF_OPEN)
+	{
+		for (int i = 0; i < nseen; i++)
+		{
+			int			slot = find_trial(b, seen[i]);
+
+			if (slot >= 0)
+				b->trials[slot].expires_at = Max(b->trials[slot].expires_at,
+												 held_until[i]);
+		}
+		decision = decide(b, FenceNow(), retry_at);
+		if (decision == DECIDE_FAIL_FAST)
+			b->fast_failures++;
+	}
+	LWLockRelease(breaker_shared->lock);
+	return decision;
 }
 
 PG_FUNCTION_INFO_V1(fence_breaker_allow);
@@ -852,7 +1072,9 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 	BreakerDecision decision;
 	TimestampTz retry_at = 0;
 	FenceToken	token = 0;
-	FenceToken	seen_probe = 0;
+	FenceToken	seen[BREAKER_MAX_TRIALS];
+	int			nseen = 0;
+	int			permits = 0;
 	TimestampTz now;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		values[3];
@@ -879,45 +1101,25 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 	if (decision == DECIDE_FAIL_FAST)
 		b->fast_failures++;
 	if (decision == DECIDE_TRY_PROBE)
-		seen_probe = b->probe_token;
-	LWLockRelease(breaker_shared->lock);
-
-	/*
-	 * A half-open breaker's probe lease can outlive probe_expires_at: the
-	 * probe renewed it, or a caller that raced for the same probe had it
-	 * extended (same owner).  While it is live the probe is still running,
-	 * and asking for the lease would extend it once more: callers coming
-	 * more often than probe_ttl would keep a dead probe's lease, and the
-	 * breaker half-open, alive for ever.  So look first, and fail fast
-	 * until the lease itself runs out.
-	 */
-	if (decision == DECIDE_TRY_PROBE && seen_probe != 0)
 	{
-		char		lease_key[FENCE_MAX_KEY_LEN + 1];
-		int			keylen;
-		FenceLeaseStamp stamp;
-
-		probe_key(&key, namelen, lease_key, &keylen);
-		if (FenceLeaseGetStatus(MyDatabaseId, lease_key, keylen, seen_probe,
-								&stamp) == FENCE_LEASE_HELD)
+		/* A new half-open period takes the settings' number of trials. */
+		permits = (b->state == BREAKER_HALF_OPEN) ?
+			b->trials_needed : config.half_open_trials;
+		for (int i = 0; i < b->trials_needed; i++)
 		{
-			LWLockAcquire(breaker_shared->lock, LW_EXCLUSIVE);
-			b = hash_search(breaker_hash, &key, HASH_FIND, NULL);
-			if (b != NULL && b->state == BREAKER_HALF_OPEN &&
-				b->probe_token == seen_probe)
-			{
-				b->probe_expires_at = Max(b->probe_expires_at, stamp.expires_at);
-				b->fast_failures++;
-				retry_at = b->probe_expires_at;
-				decision = DECIDE_FAIL_FAST;
-			}
-			LWLockRelease(breaker_shared->lock);
+			if (b->trials[i].token != 0 && b->trials[i].expires_at <= now)
+				seen[nseen++] = b->trials[i].token;
 		}
 	}
+	LWLockRelease(breaker_shared->lock);
+
+	if (decision == DECIDE_TRY_PROBE && nseen > 0)
+		decision = recheck_trials(&key, namelen, seen, nseen, &retry_at);
 
 	if (decision == DECIDE_TRY_PROBE)
 	{
 		char		lease_key[FENCE_MAX_KEY_LEN + 1];
+		char		owner[FENCE_MAX_OWNER_LEN + 1];
 		FenceLeaseRequest req;
 		FenceLeaseGrant grant;
 
@@ -933,9 +1135,11 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 		memset(&req, 0, sizeof(req));
 		probe_key(&key, namelen, lease_key, &req.keylen);
 		req.key = lease_key;
-		req.owner = BREAKER_PROBE_OWNER;
-		req.ownerlen = strlen(BREAKER_PROBE_OWNER);
+		snprintf(owner, sizeof(owner), BREAKER_PROBE_OWNER_FMT, MyProcPid);
+		req.owner = owner;
+		req.ownerlen = strlen(owner);
 		req.scope = FENCE_SCOPE_DETACHED;
+		req.permits = permits;
 		req.ttl = config.probe_ttl;
 		req.wait = false;
 		FenceLeaseAcquire(&req, &grant);
@@ -952,21 +1156,19 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 			now = FenceNow();
 			decision = decide(b, now, &retry_at);
 			if (decision == DECIDE_TRY_PROBE &&
-				grant.outcome == FENCE_ACQUIRE_GRANTED)
+				grant.outcome == FENCE_ACQUIRE_GRANTED &&
+				record_trial(b, now, permits, &grant))
 			{
-				b->state = BREAKER_HALF_OPEN;
-				b->probe_token = grant.token;
-				b->probe_expires_at = grant.expires_at;
-				b->changed_at = now;
 				token = grant.token;
 				decision = DECIDE_PROBE;
 			}
 			else if (decision == DECIDE_TRY_PROBE)
 			{
 				/*
-				 * Another caller holds the probe lease but has not recorded
-				 * it yet (or the restart grace period refuses every grant):
-				 * it is not this caller's turn.
+				 * Other callers hold every permit but have not recorded
+				 * their trials yet, this backend's own trial still runs (its
+				 * permit was extended), or the restart grace period refuses
+				 * every grant: it is not this caller's turn.
 				 */
 				decision = DECIDE_FAIL_FAST;
 				retry_at = add_usecs(now, config.probe_ttl);
@@ -976,7 +1178,7 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 		}
 		LWLockRelease(breaker_shared->lock);
 
-		/* Granted but not needed any more: give the lease straight back. */
+		/* Granted but not needed any more: give the permit straight back. */
 		if (grant.outcome == FENCE_ACQUIRE_GRANTED && decision != DECIDE_PROBE)
 			(void) FenceLeaseRelease(lease_key, req.keylen, grant.token);
 	}
@@ -1022,7 +1224,9 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	bool		has_token;
 	FenceToken	token = 0;
 	FenceToken	current_probe = 0;
-	FenceToken	release_token = 0;
+	FenceToken	release[BREAKER_MAX_TRIALS];
+	int			nrelease = 0;
+	int			latest;
 	BreakerConfig defaults;
 	Breaker    *b;
 	ReportOutcome outcome = REPORT_COUNTED;
@@ -1055,37 +1259,46 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	default_config(&defaults);
 
 	b = lock_breaker_as(&key, namelen, &defaults, &now, RIGHT_CALL);
-	current_probe = b->probe_token;
+	latest = latest_trial(b);
+	current_probe = (latest >= 0) ? b->trials[latest].token : 0;
 	slow = b->config.slow_call > 0 && duration >= b->config.slow_call;
 
 	if (has_token)
 	{
 		/*
-		 * Only the probe the breaker waits for may move it.  A probe whose
-		 * lease ran out and was taken over, a probe from before a reset, or
-		 * one that already reported, is stale.  (A probe whose lease ran out
-		 * with nobody taking over is still the breaker's probe: its news is
-		 * the freshest there is.)
+		 * Only a trial the breaker waits for may move it.  A trial whose
+		 * permit ran out and was taken over, a trial from before a reset, or
+		 * one that already reported, is stale.  (A trial whose permit ran
+		 * out with nobody taking over is still the breaker's trial: its
+		 * news is the freshest there is.)
 		 */
-		if (b->state != BREAKER_HALF_OPEN || b->probe_token != token)
+		int			slot = (b->state == BREAKER_HALF_OPEN) ? find_trial(b, token) : -1;
+
+		if (slot < 0)
 			outcome = REPORT_STALE_PROBE;
 		else
 		{
-			release_token = b->probe_token;
-			b->probe_token = 0;
-			b->probe_expires_at = 0;
+			release[nrelease++] = token;
+			b->trials[slot].token = 0;
 			/* A probe that succeeds slowly has not shown the dependency well. */
 			if (success && !slow)
 			{
-				b->state = BREAKER_CLOSED;
-				b->changed_at = now;
-				b->open_period = 0;
-				clear_window(b);
+				/* Enough trials succeeded: closed.  (Expired ones are given up.) */
+				if (++b->trials_ok >= b->trials_needed)
+				{
+					nrelease += take_trials(b, release + nrelease);
+					b->state = BREAKER_CLOSED;
+					b->changed_at = now;
+					b->open_period = 0;
+					clear_window(b);
+				}
 			}
 			else
 			{
 				int64		period;
 
+				/* One failed trial reopens it: the others' news is moot. */
+				nrelease += take_trials(b, release + nrelease);
 				if (pg_mul_s64_overflow(Max(b->open_period, b->config.open_for),
 										2, &period))
 					period = b->config.max_open_for;
@@ -1118,15 +1331,9 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	 * refuse: the lease would stay until probe_ttl and keep the next probe
 	 * out.  The breaker has already checked the token, and the release is a
 	 * compare-and-delete by that token, so a newer probe's lease is safe.
+	 * A breaker that left half-open frees the other trials' permits too.
 	 */
-	if (release_token != 0)
-	{
-		char		lease_key[FENCE_MAX_KEY_LEN + 1];
-		int			keylen;
-
-		probe_key(&key, namelen, lease_key, &keylen);
-		(void) FenceLeaseReleaseToken(lease_key, keylen, release_token);
-	}
+	release_trials(&key, namelen, release, nrelease);
 
 	if (outcome == REPORT_STALE_PROBE)
 	{
@@ -1156,8 +1363,9 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 #define DEFINE_ARG_MIN_CALLS		7
 #define DEFINE_ARG_SLOW_CALL		8
 #define DEFINE_ARG_SLOW_CALL_RATE	9
-#define DEFINE_ARG_MANAGER_ROLE		10
-#define DEFINE_ARG_CALLER_ROLE		11
+#define DEFINE_ARG_HALF_OPEN_TRIALS	10
+#define DEFINE_ARG_MANAGER_ROLE		11
+#define DEFINE_ARG_CALLER_ROLE		12
 
 /*
  * slow_call (NULL: slow calls are not counted) and slow_call_rate (NULL:
@@ -1226,6 +1434,9 @@ fence_breaker_define(PG_FUNCTION_ARGS)
 		config.min_calls = get_int_in_range(fcinfo, DEFINE_ARG_MIN_CALLS,
 											"min_calls", 1, config.window_size);
 	get_slow_call_config(fcinfo, &config);
+	config.half_open_trials = get_int_in_range(fcinfo, DEFINE_ARG_HALF_OPEN_TRIALS,
+											   "half_open_trials", 1,
+											   BREAKER_MAX_TRIALS);
 	manager = get_role(fcinfo, DEFINE_ARG_MANAGER_ROLE);
 	caller = get_role(fcinfo, DEFINE_ARG_CALLER_ROLE);
 
@@ -1256,7 +1467,8 @@ force_breaker(const BreakerKey *key, int namelen, uint8 to)
 	BreakerConfig defaults;
 	Breaker    *b;
 	TimestampTz now;
-	FenceToken	probe = 0;
+	FenceToken	release[BREAKER_MAX_TRIALS];
+	int			nrelease = 0;
 	uint8		state;
 
 	if (to == BREAKER_CLOSED)
@@ -1279,10 +1491,8 @@ force_breaker(const BreakerKey *key, int namelen, uint8 to)
 	{
 		if (b->state != to)
 			b->changed_at = now;
-		probe = b->probe_token;
+		nrelease = take_trials(b, release);
 		b->state = to;
-		b->probe_token = 0;
-		b->probe_expires_at = 0;
 		b->open_period = 0;
 		b->open_until = 0;
 		clear_window(b);
@@ -1290,14 +1500,7 @@ force_breaker(const BreakerKey *key, int namelen, uint8 to)
 	state = b->state;
 	LWLockRelease(breaker_shared->lock);
 
-	if (probe != 0)
-	{
-		char		lease_key[FENCE_MAX_KEY_LEN + 1];
-		int			keylen;
-
-		probe_key(key, namelen, lease_key, &keylen);
-		(void) FenceLeaseReleaseToken(lease_key, keylen, probe);
-	}
+	release_trials(key, namelen, release, nrelease);
 	return state;
 }
 
@@ -1414,7 +1617,7 @@ role_datum(Oid roleid, bool *isnull)
 	return name ? DirectFunctionCall1(namein, CStringGetDatum(name)) : (Datum) 0;
 }
 
-#define BREAKER_VIEW_COLS 27
+#define BREAKER_VIEW_COLS 30
 
 PG_FUNCTION_INFO_V1(fence_breakers_all);
 Datum
@@ -1425,9 +1628,12 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 	int			n = 0;
 	HASH_SEQ_STATUS seq;
 	Breaker    *b;
+	TimestampTz now;
+	int			latest;
 
 	FenceRequirePreload();
 	InitMaterializedSRF(fcinfo, 0);
+	now = FenceNow();
 
 	/*
 	 * The view of an older version, before ALTER EXTENSION UPDATE, has the
@@ -1507,10 +1713,11 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 			values[11] = IntervalPGetDatum(usecs_interval(c->open_period));
 		else
 			nulls[11] = true;
-		if (c->probe_token != 0 && visible)
+		latest = latest_trial(c);
+		if (latest >= 0 && visible)
 		{
-			values[12] = FenceTokenGetDatum(c->probe_token);
-			values[13] = TimestampTzGetDatum(c->probe_expires_at);
+			values[12] = FenceTokenGetDatum(c->trials[latest].token);
+			values[13] = TimestampTzGetDatum(c->trials[latest].expires_at);
 		}
 		else
 			nulls[12] = nulls[13] = true;
@@ -1532,6 +1739,16 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 			nulls[23] = nulls[24] = true;
 		values[25] = Int32GetDatum(pg_popcount64(c->window_slow_bits));
 		values[26] = Int64GetDatum(c->slow_calls);
+		values[27] = Int32GetDatum(c->config.half_open_trials);
+		if (c->state == BREAKER_HALF_OPEN)
+		{
+			TimestampTz earliest = 0;
+
+			values[28] = Int32GetDatum(live_trials(c, now, &earliest));
+			values[29] = Int32GetDatum(c->trials_ok);
+		}
+		else
+			nulls[28] = nulls[29] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	pfree(copy);

@@ -49,12 +49,13 @@ CREATE FUNCTION @extschema@.fence_breaker_define(
 	min_calls pg_catalog.int4 DEFAULT NULL,
 	slow_call pg_catalog.interval DEFAULT NULL,
 	slow_call_rate pg_catalog.float8 DEFAULT NULL,
+	half_open_trials pg_catalog.int4 DEFAULT 1,
 	manager_role pg_catalog.regrole DEFAULT NULL,
 	caller_role pg_catalog.regrole DEFAULT NULL)
 	RETURNS pg_catalog.text
 	AS 'MODULE_PATHNAME', 'fence_breaker_define' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.interval, pg_catalog.float8, pg_catalog.regrole, pg_catalog.regrole) FROM PUBLIC;
-COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.interval, pg_catalog.float8, pg_catalog.regrole, pg_catalog.regrole)
+REVOKE ALL ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.interval, pg_catalog.float8, pg_catalog.int4, pg_catalog.regrole, pg_catalog.regrole) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_breaker_define(pg_catalog.text, pg_catalog.int4, pg_catalog.float8, pg_catalog.int4, pg_catalog.interval, pg_catalog.interval, pg_catalog.interval, pg_catalog.int4, pg_catalog.interval, pg_catalog.float8, pg_catalog.int4, pg_catalog.regrole, pg_catalog.regrole)
 	IS 'define a shared circuit breaker''s settings once, for every caller; returns its state';
 
 -- Admin: force a breaker open (every caller fails fast) or disabled (every
@@ -112,7 +113,10 @@ CREATE FUNCTION @extschema@.fence_breakers_all(
 	OUT slow_call pg_catalog.interval,
 	OUT slow_call_rate pg_catalog.float8,
 	OUT window_slow_calls pg_catalog.int4,
-	OUT slow_calls pg_catalog.int8)
+	OUT slow_calls pg_catalog.int8,
+	OUT half_open_trials pg_catalog.int4,
+	OUT trials_running pg_catalog.int4,
+	OUT trials_succeeded pg_catalog.int4)
 	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_breakers_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_breakers_all()
