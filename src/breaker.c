@@ -59,6 +59,8 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "commands/async.h"
 #include "commands/dbcommands.h"
 #include "common/int.h"
 #include "funcapi.h"
@@ -69,8 +71,10 @@
 #include "storage/shmem.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/json.h"
 #include "utils/timestamp.h"
 
 #include "fence.h"
@@ -79,6 +83,7 @@
 #define BREAKER_KEY_PREFIX		"breaker:"
 #define BREAKER_KEY_PREFIX_LEN	(sizeof(BREAKER_KEY_PREFIX) - 1)
 #define BREAKER_MAX_WINDOW		64	/* one bit per call in a uint64 */
+#define BREAKER_EVENT_CHANNEL	"fence_breaker"	/* NOTIFY channel of state changes */
 
 /*
  * A breaker half-open lets this many trial calls run (half_open_trials).
@@ -174,6 +179,7 @@ typedef struct Breaker
 	int64		successes;		/* reports counted */
 	int64		failures;
 	int64		slow_calls;		/* reports counted that were slow */
+	int64		state_changes;	/* events: every change of state */
 } Breaker;
 
 typedef struct BreakerShared
@@ -433,6 +439,42 @@ add_usecs(TimestampTz t, int64 usecs)
 	return result;
 }
 
+/*
+ * A change of state, noted under the lock and sent as a notification once
+ * the lock is released (send_events).  One SQL call changes a breaker's
+ * state at most once; two are kept to be safe.
+ */
+typedef struct BreakerEvent
+{
+	uint8		from;
+	uint8		to;
+	TimestampTz at;
+	const char *reason;			/* a constant: no palloc under the lock */
+} BreakerEvent;
+
+static BreakerEvent pending_events[2];
+static int	n_pending_events = 0;
+
+/* Under the lock: change the state, count it, and keep its event. */
+static void
+change_state(Breaker *b, uint8 to, TimestampTz now, const char *reason)
+{
+	if (b->state == to)
+		return;
+	if (n_pending_events < (int) lengthof(pending_events))
+	{
+		BreakerEvent *e = &pending_events[n_pending_events++];
+
+		e->from = b->state;
+		e->to = to;
+		e->at = now;
+		e->reason = reason;
+	}
+	b->state_changes++;
+	b->state = to;
+	b->changed_at = now;
+}
+
 static void
 clear_window(Breaker *b)
 {
@@ -545,13 +587,12 @@ free_trial_slot(const Breaker *b, TimestampTz now)
 }
 
 static void
-open_breaker(Breaker *b, TimestampTz now, int64 period)
+open_breaker(Breaker *b, TimestampTz now, int64 period, const char *reason)
 {
-	b->state = BREAKER_OPEN;
+	change_state(b, BREAKER_OPEN, now, reason);
 	b->open_period = Min(period, b->config.max_open_for);
 	b->opened_at = now;
 	b->open_until = add_usecs(now, b->open_period);
-	b->changed_at = now;
 	clear_trials(b);
 	clear_window(b);
 }
@@ -566,6 +607,7 @@ record_closed_outcome(Breaker *b, bool success, bool slow, TimestampTz now)
 	uint64		bit = UINT64CONST(1) << b->window_pos;
 	int			size = b->config.window_size;
 	bool		judged;
+	const char *reason = NULL;
 
 	/* The window may have shrunk since the last call: start it afresh. */
 	if (b->window_len > size || b->window_pos >= size)
@@ -596,16 +638,19 @@ record_closed_outcome(Breaker *b, bool success, bool slow, TimestampTz now)
 
 	/* The rate rules judge the window once it holds min_calls outcomes. */
 	judged = b->window_len >= Min(b->config.min_calls, size);
-	if ((!success &&
-		 (b->consecutive_failures >= b->config.failure_threshold ||
-		  (b->config.failure_rate > 0.0 && judged &&
-		   (double) window_failures(b) >= b->config.failure_rate * b->window_len))) ||
-		(slow && judged && b->config.slow_call_rate > 0.0 &&
-		 (double) pg_popcount64(b->window_slow_bits) >=
-		 b->config.slow_call_rate * b->window_len))
+	if (!success && b->consecutive_failures >= b->config.failure_threshold)
+		reason = "failure_threshold";
+	else if (!success && b->config.failure_rate > 0.0 && judged &&
+			 (double) window_failures(b) >= b->config.failure_rate * b->window_len)
+		reason = "failure_rate";
+	else if (slow && judged && b->config.slow_call_rate > 0.0 &&
+			 (double) pg_popcount64(b->window_slow_bits) >=
+			 b->config.slow_call_rate * b->window_len)
+		reason = "slow_call_rate";
+	if (reason != NULL)
 	{
 		b->trips++;
-		open_breaker(b, now, b->config.open_for);
+		open_breaker(b, now, b->config.open_for, reason);
 	}
 }
 
@@ -631,6 +676,7 @@ init_breaker(Breaker *b, int namelen, const BreakerConfig *config,
 	b->successes = 0;
 	b->failures = 0;
 	b->slow_calls = 0;
+	b->state_changes = 0;
 }
 
 /*
@@ -756,6 +802,8 @@ lock_breaker(const BreakerKey *key, int namelen, const BreakerConfig *config,
 {
 	bool		swept = false;
 
+	/* Events a failed call noted but never sent are not this call's. */
+	n_pending_events = 0;
 	for (;;)
 	{
 		Breaker    *b;
@@ -914,6 +962,43 @@ probe_key(const BreakerKey *key, int namelen, char *buf, int *keylen)
 	buf[*keylen] = '\0';
 }
 
+/*
+ * With no lock held: send the state changes that change_state() noted, as
+ * notifications on channel fence_breaker, with a JSON payload.  PostgreSQL
+ * delivers them when this transaction commits, and drops them if it rolls
+ * back (the state change itself stays: breakers are not transactional).
+ * A standby cannot notify: there the changes are only counted.
+ */
+static void
+send_events(const BreakerKey *key, int namelen)
+{
+	int			n = n_pending_events;
+	char	   *name;
+
+	n_pending_events = 0;
+	if (n == 0 || RecoveryInProgress())
+		return;
+	name = pnstrdup(key->name, namelen);
+	for (int i = 0; i < n; i++)
+	{
+		BreakerEvent *e = &pending_events[i];
+		StringInfoData buf;
+		char		at[MAXDATELEN + 1];
+		int			utc = 0;
+
+		initStringInfo(&buf);
+		appendStringInfoString(&buf, "{\"breaker\": ");
+		escape_json(&buf, name);
+		appendStringInfo(&buf, ", \"from\": \"%s\", \"to\": \"%s\", \"at\": \"%s\", \"reason\": \"%s\"}",
+						 state_name(e->from), state_name(e->to),
+						 JsonEncodeDateTime(at, TimestampTzGetDatum(e->at),
+											TIMESTAMPTZOID, &utc),
+						 e->reason);
+		Async_Notify(BREAKER_EVENT_CHANNEL, buf.data);
+		pfree(buf.data);
+	}
+}
+
 /* With no lock held: free the permits of these trials, by token. */
 static void
 release_trials(const BreakerKey *key, int namelen, const FenceToken *tokens,
@@ -988,8 +1073,7 @@ record_trial(Breaker *b, TimestampTz now, int permits,
 
 	if (b->state == BREAKER_OPEN)
 	{
-		b->state = BREAKER_HALF_OPEN;
-		b->changed_at = now;
+		change_state(b, BREAKER_HALF_OPEN, now, "probe");
 		clear_trials(b);
 		b->trials_needed = permits;
 	}
@@ -1183,6 +1267,8 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 			(void) FenceLeaseRelease(lease_key, req.keylen, grant.token);
 	}
 
+	send_events(&key, namelen);
+
 	switch (decision)
 	{
 		case DECIDE_CALL:
@@ -1287,8 +1373,7 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 				if (++b->trials_ok >= b->trials_needed)
 				{
 					nrelease += take_trials(b, release + nrelease);
-					b->state = BREAKER_CLOSED;
-					b->changed_at = now;
+					change_state(b, BREAKER_CLOSED, now, "probe_succeeded");
 					b->open_period = 0;
 					clear_window(b);
 				}
@@ -1302,7 +1387,8 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 				if (pg_mul_s64_overflow(Max(b->open_period, b->config.open_for),
 										2, &period))
 					period = b->config.max_open_for;
-				open_breaker(b, now, period);
+				open_breaker(b, now, period,
+							 success ? "probe_slow" : "probe_failed");
 			}
 		}
 	}
@@ -1334,6 +1420,7 @@ fence_breaker_report(PG_FUNCTION_ARGS)
 	 * A breaker that left half-open frees the other trials' permits too.
 	 */
 	release_trials(&key, namelen, release, nrelease);
+	send_events(&key, namelen);
 
 	if (outcome == REPORT_STALE_PROBE)
 	{
@@ -1489,10 +1576,9 @@ force_breaker(const BreakerKey *key, int namelen, uint8 to)
 	if (to != BREAKER_CLOSED ||
 		b->state == BREAKER_FORCED_OPEN || b->state == BREAKER_DISABLED)
 	{
-		if (b->state != to)
-			b->changed_at = now;
 		nrelease = take_trials(b, release);
-		b->state = to;
+		change_state(b, to, now,
+					 to == BREAKER_CLOSED ? "unforced" : "forced");
 		b->open_period = 0;
 		b->open_until = 0;
 		clear_window(b);
@@ -1501,6 +1587,7 @@ force_breaker(const BreakerKey *key, int namelen, uint8 to)
 	LWLockRelease(breaker_shared->lock);
 
 	release_trials(key, namelen, release, nrelease);
+	send_events(key, namelen);
 	return state;
 }
 
@@ -1574,6 +1661,8 @@ fence_breaker_reset(PG_FUNCTION_ARGS)
 	found = (b != NULL);
 	if (found)
 	{
+		/* Forgotten, it reads as closed: say so, if it was not. */
+		change_state(b, BREAKER_CLOSED, now, "reset");
 		(void) hash_search(breaker_hash, &key, HASH_REMOVE, NULL);
 		breaker_shared->count--;
 	}
@@ -1581,6 +1670,7 @@ fence_breaker_reset(PG_FUNCTION_ARGS)
 
 	probe_key(&key, namelen, lease_key, &keylen);
 	(void) FenceLeaseBreak(lease_key, keylen, &broken);
+	send_events(&key, namelen);
 	PG_RETURN_BOOL(found);
 }
 
@@ -1617,7 +1707,7 @@ role_datum(Oid roleid, bool *isnull)
 	return name ? DirectFunctionCall1(namein, CStringGetDatum(name)) : (Datum) 0;
 }
 
-#define BREAKER_VIEW_COLS 30
+#define BREAKER_VIEW_COLS 31
 
 PG_FUNCTION_INFO_V1(fence_breakers_all);
 Datum
@@ -1749,6 +1839,7 @@ fence_breakers_all(PG_FUNCTION_ARGS)
 		}
 		else
 			nulls[28] = nulls[29] = true;
+		values[30] = Int64GetDatum(c->state_changes);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	pfree(copy);

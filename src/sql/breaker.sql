@@ -116,7 +116,8 @@ CREATE FUNCTION @extschema@.fence_breakers_all(
 	OUT slow_calls pg_catalog.int8,
 	OUT half_open_trials pg_catalog.int4,
 	OUT trials_running pg_catalog.int4,
-	OUT trials_succeeded pg_catalog.int4)
+	OUT trials_succeeded pg_catalog.int4,
+	OUT state_changes pg_catalog.int8)
 	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_breakers_all' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_breakers_all()
