@@ -94,6 +94,12 @@ SELECT fence_breaker_unforce('role:c');
 SELECT fence_breaker_reset('role:c');
 RESET ROLE;
 
+-- A role that does not exist (by OID) is refused: 42704, nothing made.
+\set VERBOSITY default
+SELECT fence_breaker_define('role:x', manager_role => 999999::oid::regrole);
+\set VERBOSITY terse
+SELECT count(*) FROM pg_temp.b WHERE breaker = 'role:x';
+
 -- A superuser may do anything.
 SELECT fence_breaker_reset(breaker) FROM pg_temp.b ORDER BY breaker;
 DROP VIEW pg_temp.b;

@@ -19,7 +19,16 @@
  *
  * An operator may define a breaker once (its settings then ignore the
  * callers'), and force it open or disabled: a forced state is a state of
- * its own, which only fence_breaker_unforce() (or a reset) leaves.
+ * its own, which only fence_breaker_unforce() (or a reset) leaves.  A
+ * definition may also set min_calls (the rate rules judge a partial
+ * window), slow_call and slow_call_rate (a report's duration counts), and
+ * half_open_trials: N trial calls run while half-open, each a permit of
+ * the lease "breaker:<name>" with N permits (so the single probe above is
+ * the case N = 1), and N successes close the breaker.  Who may manage or
+ * use a breaker is checked against its owner, manager role and caller
+ * role, with the breaker lock released (a privilege check reads the
+ * catalogs).  Every change of state is counted and sent, once the lock is
+ * released, as a NOTIFY on channel fence_breaker.
  *
  * Every time is read from the lease clock (FenceNow()), so the virtual test
  * clock drives breakers exactly as it drives leases.  The table lives in
@@ -75,6 +84,7 @@
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/json.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "fence.h"
@@ -1487,11 +1497,23 @@ get_slow_call_config(FunctionCallInfo fcinfo, BreakerConfig *config)
 	config->slow_call_rate = rate;
 }
 
-/* A regrole argument: NULL is none (InvalidOid). */
+/* A regrole argument: NULL is none (InvalidOid); a role that must exist. */
 static Oid
-get_role(FunctionCallInfo fcinfo, int argno)
+get_role(FunctionCallInfo fcinfo, int argno, const char *param)
 {
-	return PG_ARGISNULL(argno) ? InvalidOid : PG_GETARG_OID(argno);
+	Oid			roleid;
+
+	if (PG_ARGISNULL(argno))
+		return InvalidOid;
+	roleid = PG_GETARG_OID(argno);
+	if (OidIsValid(roleid) &&
+		!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(roleid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u does not exist", roleid),
+				 errdetail("Breaker parameter \"%s\" names a role that does not exist.", param),
+				 errhint("Name the role, for example %s => 'ops'.", param)));
+	return roleid;
 }
 
 /*
@@ -1524,8 +1546,8 @@ fence_breaker_define(PG_FUNCTION_ARGS)
 	config.half_open_trials = get_int_in_range(fcinfo, DEFINE_ARG_HALF_OPEN_TRIALS,
 											   "half_open_trials", 1,
 											   BREAKER_MAX_TRIALS);
-	manager = get_role(fcinfo, DEFINE_ARG_MANAGER_ROLE);
-	caller = get_role(fcinfo, DEFINE_ARG_CALLER_ROLE);
+	manager = get_role(fcinfo, DEFINE_ARG_MANAGER_ROLE, "manager_role");
+	caller = get_role(fcinfo, DEFINE_ARG_CALLER_ROLE, "caller_role");
 
 	b = lock_breaker_as(&key, namelen, &config, &now, RIGHT_MANAGE);
 	if (!b->defined)

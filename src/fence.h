@@ -11,7 +11,7 @@
  *	enforce.c		the fence_enforce() trigger: the rule for each row, moved rows
  *	enforce_commit.c	strict mode's lease checks, at each write and at COMMIT
  *	enforce_cache.c	the trigger's arguments, checked, parsed and cached
- *	breaker.c		shared circuit breakers; a probe is a lease
+ *	breaker.c		shared circuit breakers; a probe is a lease (a permit)
  *	lease_sql.c		SQL-callable lease functions, views and clock controls
  *	citus.c			Citus: the token in effect carried to the worker nodes
  *	session.c		what this backend holds, the token in effect, clean-up
