@@ -19,7 +19,7 @@ CREATE VIEW pg_temp.b AS
 	  FROM fence_breakers WHERE database = current_database();
 -- The probe lease of a breaker, as fence_leases shows it.
 CREATE VIEW pg_temp.probe_lease AS
-	SELECT key, pg_temp.rel(token) AS token, scope, owner LIKE 'breaker probe %' AS probe_owner,
+	SELECT key, pg_temp.rel(token) AS token, scope, owner = 'breaker probe' AS probe_owner,
 	       expires_at, live
 	  FROM fence_leases WHERE key LIKE 'breaker:%' AND database = current_database();
 

@@ -11,7 +11,7 @@ CREATE VIEW pg_temp.b AS
 	       probe_expires_at
 	  FROM fence_breakers WHERE database = current_database() AND breaker = 'tri:a';
 CREATE VIEW pg_temp.permits AS
-	SELECT count(*) AS held, min(permits) AS of, bool_and(owner LIKE 'breaker probe %') AS probe_owner
+	SELECT count(*) AS held, min(permits) AS of, bool_and(owner ~ '^breaker probe( [0-9]+)?$') AS probe_owner
 	  FROM fence_leases WHERE key = 'breaker:tri:a' AND live;
 
 SELECT fence_breaker_define('tri:a', failure_threshold => 1, open_for => '10 seconds',

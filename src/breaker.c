@@ -103,12 +103,17 @@
 #define BREAKER_MAX_TRIALS		10
 
 /*
- * A trial's permit is owned by "breaker probe <pid>": permits of one
- * detached owner are one holder, so each backend needs its own.  A backend
- * that asks again while its trial runs has that permit extended, which
- * makes no new trial: it fails fast.
+ * The single probe's permit (half_open_trials 1) is owned by "breaker
+ * probe", as the probe lease always was.  Two callers that race for it may
+ * therefore see "granted" and "extended": only a grant (a new token) makes
+ * a probe, so the second caller fails fast and the first one's permit
+ * merely lasts a moment longer.  With several trials, permits of one
+ * detached owner would be one holder, so each backend's trial is owned by
+ * "breaker probe <pid>"; a backend that asks again while its trial runs
+ * has that permit extended, which makes no new trial: it fails fast.
  */
-#define BREAKER_PROBE_OWNER_FMT	"breaker probe %d"
+#define BREAKER_PROBE_OWNER		"breaker probe"
+#define BREAKER_TRIAL_OWNER_FMT	"breaker probe %d"
 
 StaticAssertDecl(BREAKER_KEY_PREFIX_LEN + FENCE_MAX_BREAKER_NAME <= FENCE_MAX_KEY_LEN,
 				 "a breaker's probe lease key must fit in a lease key");
@@ -1229,7 +1234,10 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 		memset(&req, 0, sizeof(req));
 		probe_key(&key, namelen, lease_key, &req.keylen);
 		req.key = lease_key;
-		snprintf(owner, sizeof(owner), BREAKER_PROBE_OWNER_FMT, MyProcPid);
+		if (permits == 1)
+			strlcpy(owner, BREAKER_PROBE_OWNER, sizeof(owner));
+		else
+			snprintf(owner, sizeof(owner), BREAKER_TRIAL_OWNER_FMT, MyProcPid);
 		req.owner = owner;
 		req.ownerlen = strlen(owner);
 		req.scope = FENCE_SCOPE_DETACHED;
