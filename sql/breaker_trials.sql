@@ -75,6 +75,7 @@ SELECT half_open_trials, trials_running FROM pg_temp.b;
 SELECT fence_breaker_report('tri:a', false, :'v2');
 SELECT fence_advance_clock('40 seconds');
 SELECT probe_token AS w1 FROM fence_breaker_allow('tri:a') \gset
+-- (one probe holds an ordinary lease, no permits, as a probe always did)
 SELECT * FROM pg_temp.permits;
 SELECT fence_breaker_report('tri:a', true, :'w1');
 

@@ -98,16 +98,18 @@
 /*
  * A breaker half-open lets this many trial calls run (half_open_trials).
  * Each trial holds a permit of the lease "breaker:<name>", which has as
- * many permits as the half-open period needs trials.
+ * many permits as the half-open period needs trials; a single probe holds
+ * that key as an ordinary lease (the same thing with one permit, and what
+ * fence_leases showed before there were trials).
  */
 #define BREAKER_MAX_TRIALS		10
 
 /*
- * The single probe's permit (half_open_trials 1) is owned by "breaker
- * probe", as the probe lease always was.  Two callers that race for it may
- * therefore see "granted" and "extended": only a grant (a new token) makes
- * a probe, so the second caller fails fast and the first one's permit
- * merely lasts a moment longer.  With several trials, permits of one
+ * The single probe's lease (half_open_trials 1) is owned by "breaker
+ * probe", as it always was.  Two callers that race for it may therefore
+ * see "granted" and "extended": only a grant (a new token) makes a probe,
+ * so the second caller fails fast and the first one's lease merely lasts a
+ * moment longer.  With several trials, permits of one
  * detached owner would be one holder, so each backend's trial is owned by
  * "breaker probe <pid>"; a backend that asks again while its trial runs
  * has that permit extended, which makes no new trial: it fails fast.
@@ -1241,7 +1243,8 @@ fence_breaker_allow(PG_FUNCTION_ARGS)
 		req.owner = owner;
 		req.ownerlen = strlen(owner);
 		req.scope = FENCE_SCOPE_DETACHED;
-		req.permits = permits;
+		/* One probe is an ordinary lease, as it always was; N trials, N permits. */
+		req.permits = (permits > 1) ? permits : 0;
 		req.ttl = config.probe_ttl;
 		req.wait = false;
 		FenceLeaseAcquire(&req, &grant);
