@@ -232,17 +232,32 @@ typedef struct FenceRoleCount
 } FenceRoleCount;
 
 /*
- * Per-PGPROC wait state; protected by the partition lock of "slot".  The
- * fields after "next" describe the wait for fence_lease_waiters.
+ * Per-PGPROC wait state; protected by the partition lock of "slot" (of the
+ * slot the proc was granted, once "granted" is set).  It holds the whole
+ * request, so that the backend that frees the key can grant it to the head
+ * of the queue (hand_off) as the waiter itself would have; the scope, role,
+ * since and deadline also describe the wait for fence_lease_waiters.
  */
 typedef struct FenceWaiter
 {
 	int32		slot;			/* slot whose queue this proc is in, or -1 */
 	int32		next;			/* next procno in that queue, or -1 */
 	uint8		scope;			/* FenceLeaseScope asked for */
+	uint8		ownerlen;		/* detached scope only */
+	bool		may_hand_off;	/* another backend may grant it (the waiter
+								 * could take a token itself) */
+	bool		granted;		/* handed: the grant is ready; set last */
 	Oid			roleid;			/* the role that asks */
+	int32		permits;		/* 0, or the permits of the key */
+	int32		role_limit;		/* see FenceLeaseAcquire; 0: none */
+	int64		ttl;			/* lease-clock microseconds */
+	int64		lock_delay;		/* lease-clock microseconds */
 	TimestampTz since;			/* real time it joined the queue */
 	TimestampTz deadline;		/* real time it gives up; 0: none */
+	TimestampTz watch_until;	/* lease-clock time it wakes up by itself to
+								 * look again; 0: only when woken */
+	FenceLeaseGrant handed;		/* when granted: what it got */
+	char		owner[FENCE_MAX_OWNER_LEN];
 } FenceWaiter;
 
 /*
@@ -305,6 +320,11 @@ static HTAB *role_counts = NULL;
 /* This backend's acquire in progress, for clean-up on error or exit. */
 static int32 my_wait_slot = -1;		/* queue we are in, or -1 */
 static LWLock *my_wait_lock = NULL; /* ... and its partition lock */
+static char my_wait_key[FENCE_MAX_KEY_LEN]; /* ... and its key, to release a
+											 * grant handed to us that we
+											 * could not take */
+static int	my_wait_keylen = 0;
+static int32 my_role_limit = 0;	/* the acquire's role_limit, for the queue */
 static int32 my_spare_slots[2];	/* reserved free slots: a permit may need
 								 * one for itself and one for its key */
 static int	my_nspare = 0;
@@ -1043,6 +1063,10 @@ release_spare_slots(void)
 
 /* ---------- wait queues (caller holds the partition lock) ---------- */
 
+static bool serve_queue(FenceLeaseSlot *queue, FenceLeaseSlot *freed);
+static bool release_token(const char *key, int keylen, FenceToken token,
+						  bool check_holder);
+
 static inline void
 wake_proc(int32 procno)
 {
@@ -1066,8 +1090,21 @@ enqueue_self(int32 idx, LWLock *lock, const FenceLeaseRequest *req)
 	lease_waiters[me].roleid = GetUserId();
 	lease_waiters[me].since = GetCurrentTimestamp();
 	lease_waiters[me].deadline = req->has_deadline ? req->deadline : 0;
+	lease_waiters[me].permits = req->permits;
+	lease_waiters[me].ttl = req->ttl;
+	lease_waiters[me].lock_delay = req->lock_delay;
+	lease_waiters[me].role_limit = my_role_limit;
+	lease_waiters[me].ownerlen =
+		(req->scope == FENCE_SCOPE_DETACHED) ? (uint8) req->ownerlen : 0;
+	memcpy(lease_waiters[me].owner, req->owner, lease_waiters[me].ownerlen);
+	/* A read-only transaction cannot take a token: it must fail itself. */
+	lease_waiters[me].may_hand_off = !XactReadOnly;
+	lease_waiters[me].granted = false;
+	lease_waiters[me].watch_until = 0;
 	my_wait_slot = idx;
 	my_wait_lock = lock;
+	memcpy(my_wait_key, req->key, req->keylen);
+	my_wait_keylen = req->keylen;
 }
 
 static int
@@ -1081,9 +1118,10 @@ count_waiters(FenceLeaseSlot *slot)
 }
 
 /*
- * Leave the queue of slot idx.  Whoever is head afterwards is woken if the
- * head changed, so that it re-examines the lease: it may now take it, or
- * must now watch the new holder's expiry.
+ * Leave the queue of slot idx.  If the head changed, the queue is served
+ * (serve_queue): a released key goes to the new head, or the new head is
+ * woken if it must look again: to take the key, or to watch an expiry
+ * sooner than the one it sleeps until.
  */
 static void
 dequeue_self(int32 idx)
@@ -1098,7 +1136,9 @@ dequeue_self(int32 idx)
 	{
 		*link = lease_waiters[me].next;
 		if (link == &slot->wait_head && slot->wait_head >= 0)
-			wake_proc(slot->wait_head);
+			(void) serve_queue(slot, (slot->kind == ENTRY_LEASE &&
+									  slot->scope == FENCE_SCOPE_NONE) ?
+							   slot : NULL);
 	}
 	lease_waiters[me].slot = -1;
 	lease_waiters[me].next = -1;
@@ -1107,8 +1147,33 @@ dequeue_self(int32 idx)
 }
 
 /*
+ * Has another backend granted us the lease we queue for (hand_off)?  Then
+ * take the grant: we are out of the queue.  Without the partition lock the
+ * answer may be a stale "no" (the caller then asks again under the lock),
+ * never a wrong "yes": only we clear "granted", and the grant was written
+ * before it was set.
+ */
+static bool
+take_handed_grant(FenceLeaseGrant *grant)
+{
+	FenceWaiter *me = &lease_waiters[FENCE_MY_PROCNO];
+
+	if (my_wait_slot < 0 || !me->granted)
+		return false;
+	pg_read_barrier();
+	*grant = me->handed;
+	me->granted = false;
+	my_wait_slot = -1;
+	my_wait_lock = NULL;
+	return true;
+}
+
+/*
  * Leave whatever queue this backend is in, and give back a reserved slot.
- * For error and exit paths; safe to call when there is nothing to undo.
+ * A lease another backend granted us meanwhile is released (and so goes to
+ * the next in line): whoever called us is not going to record it.  For
+ * error and exit paths; safe to call when there is nothing to undo.  Never
+ * ERRORs.
  */
 static void
 cancel_wait(void)
@@ -1119,12 +1184,23 @@ cancel_wait(void)
 	{
 		int32		idx = my_wait_slot;
 		LWLock	   *lock = my_wait_lock;
+		FenceLeaseGrant handed;
 
 		/* An entry with waiters is never reclaimed, so idx is still it. */
 		if (!LWLockHeldByMe(lock))
 			LWLockAcquire(lock, LW_EXCLUSIVE);
-		dequeue_self(idx);
-		LWLockRelease(lock);
+		if (take_handed_grant(&handed))
+		{
+			LWLockRelease(lock);
+			FenceDbCount(FENCE_STAT_GRANTS);
+			(void) release_token(my_wait_key, my_wait_keylen, handed.token,
+								 false);
+		}
+		else
+		{
+			dequeue_self(idx);
+			LWLockRelease(lock);
+		}
 	}
 	release_spare_slots();
 }
@@ -1347,6 +1423,11 @@ become_kind(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 	slot->kind = (uint8) kind;
 }
 
+static void install_grant_to(FenceLeaseSlot *slot, uint32 hash,
+							 const FenceLeaseRequest *req, Oid roleid,
+							 int32 procno, FenceToken token, TimestampTz now,
+							 bool same_role_detached, FenceLeaseGrant *grant);
+
 /*
  * Give entry "slot" (a lease entry, or a permit entry) to the caller with a
  * new token.  same_role_detached: it held an expired detached lease of the
@@ -1356,6 +1437,20 @@ static void
 install_grant(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 			  FenceToken token, TimestampTz now, bool same_role_detached,
 			  FenceLeaseGrant *grant)
+{
+	install_grant_to(slot, hash, req, GetUserId(), FENCE_MY_PROCNO, token, now,
+					 same_role_detached, grant);
+}
+
+/*
+ * install_grant() for the request req of role roleid from backend procno
+ * (the caller, or the waiter a release hands the key to).
+ */
+static void
+install_grant_to(FenceLeaseSlot *slot, uint32 hash,
+				 const FenceLeaseRequest *req, Oid roleid, int32 procno,
+				 FenceToken token, TimestampTz now, bool same_role_detached,
+				 FenceLeaseGrant *grant)
 {
 	grant->takeover = (slot->scope != FENCE_SCOPE_NONE);
 	if (grant->takeover)
@@ -1369,7 +1464,7 @@ install_grant(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 	slot->granted_at = now;
 	slot->expires_at = lease_deadline(now, req->ttl);
 	slot->lock_delay = req->lock_delay;
-	slot->roleid = GetUserId();
+	slot->roleid = roleid;
 	if (req->scope == FENCE_SCOPE_DETACHED)
 	{
 		slot->held.procno = -1;
@@ -1378,12 +1473,199 @@ install_grant(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 	}
 	else
 	{
-		slot->held.procno = FENCE_MY_PROCNO;
+		slot->held.procno = procno;
 		slot->ownerlen = 0;
 	}
 	grant->outcome = FENCE_ACQUIRE_GRANTED;
 	grant->token = token;
 	grant->expires_at = slot->expires_at;
+}
+
+/*
+ * Does a live permit of permit-key entry "key" belong to the detached owner
+ * the waiter asks for?  Then its request extends that permit rather than
+ * taking another: it must look itself.
+ */
+static bool
+waiter_owns_permit(uint32 hash, FenceLeaseSlot *key, FenceWaiter *waiter,
+				   TimestampTz now)
+{
+	for (int32 *link = next_permit_link(bucket_head(hash), key); link != NULL;
+		 link = next_permit_link(&lease_slots[*link].next, key))
+	{
+		FenceLeaseSlot *permit = &lease_slots[*link];
+
+		if (slot_is_live(permit, now) &&
+			permit->scope == FENCE_SCOPE_DETACHED &&
+			permit->roleid == waiter->roleid &&
+			permit->ownerlen == waiter->ownerlen &&
+			memcmp(permit->text + permit->keylen, waiter->owner,
+				   waiter->ownerlen) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Grant "freed" -- the lease entry "queue" just released, or a permit of
+ * permit key "queue" just released (reused in place, so that a released
+ * permit goes to the head of the queue) -- to the head of the queue, as the
+ * head would take it itself: a token from the counter's block, the role
+ * count, publication in token order, the grant.  Then the head leaves the
+ * queue, finds the grant ready when it wakes (take_handed_grant), and
+ * returns.  As in PostgreSQL's lock manager, this saves the head a trip
+ * through the partition lock, and the next waiter a wake-up to sleep again.
+ *
+ * A release or a break ends a lease outright, with no lock-delay: freed
+ * may be granted at once.  (A lease that expires, or that its session
+ * abandons, stays in its lock-delay: its waiters are woken, or wake up, to
+ * look themselves.)  Other permits of the key in their lock-delay count as
+ * taken; the released one makes room for one more.
+ *
+ * Only where it cannot change the outcome: not during the restart grace
+ * (whose end serves the queue), not when the counter's block is empty (the
+ * refill may not run under the partition lock) or the grant would lose the
+ * publication race, not over the role's limit (the head's own attempt
+ * reclaims and reports it), not in another database (whose counter this
+ * backend does not read), not for a waiter that could take no token itself
+ * or whose owner holds a permit of the key already (it extends that).
+ * False then, changing nothing but maybe wasting a token: the caller wakes
+ * the head to take the key itself.  Caller holds the partition lock
+ * exclusively; never ERRORs.
+ */
+static bool
+hand_off(FenceLeaseSlot *queue, FenceLeaseSlot *freed, uint32 hash)
+{
+	int32		procno = queue->wait_head;
+	FenceWaiter *waiter = &lease_waiters[procno];
+	int			permits = (queue->kind == ENTRY_PERMIT_KEY) ?
+		queue->held.permits : 0;
+	FenceLeaseRequest req;
+	FenceToken	token;
+	TimestampTz grace_end;
+	TimestampTz now = FenceNow();
+	int32		count;
+
+	Assert(procno >= 0 && freed->scope == FENCE_SCOPE_NONE);
+	if (!waiter->may_hand_off || waiter->granted ||
+		queue->dbid != MyDatabaseId || waiter->permits != permits ||
+		in_restart_grace(&grace_end))
+		return false;
+	if (permits > 0 && waiter->scope == FENCE_SCOPE_DETACHED &&
+		waiter_owns_permit(hash, queue, waiter, now))
+		return false;
+	if (!FenceCounterTryNext(&token))
+		return false;
+	if (waiter->scope == FENCE_SCOPE_DETACHED &&
+		!role_count_add(waiter->roleid, waiter->role_limit, &count))
+		return false;
+	if (!FenceDbPublishGrant(token))
+	{
+		if (waiter->scope == FENCE_SCOPE_DETACHED)
+			role_count_sub(waiter->roleid);
+		return false;
+	}
+
+	memset(&req, 0, sizeof(req));
+	req.key = queue->text;
+	req.keylen = queue->keylen;
+	req.owner = waiter->owner;
+	req.ownerlen = waiter->ownerlen;
+	req.scope = (FenceLeaseScope) waiter->scope;
+	req.permits = permits;
+	req.ttl = waiter->ttl;
+	req.lock_delay = waiter->lock_delay;
+	install_grant_to(freed, hash, &req, waiter->roleid, procno, token, now,
+					 false, &waiter->handed);
+	if (freed != queue)
+	{
+		/* The key keeps its latest token and role, as permit_step's. */
+		queue->token = token;
+		queue->roleid = waiter->roleid;
+	}
+	queue->wait_head = waiter->next;
+	waiter->slot = -1;
+	waiter->next = -1;
+	pg_write_barrier();
+	waiter->granted = true;
+	wake_proc(procno);
+	return true;
+}
+
+/*
+ * When entry "slot", taken (slot_is_taken), may next be granted: at its
+ * expiry, or at the end of the lock-delay it is in.
+ */
+static inline TimestampTz
+taken_until(FenceLeaseSlot *slot, TimestampTz now)
+{
+	return slot_is_live(slot, now) ? slot->expires_at : lock_delay_end(slot);
+}
+
+/*
+ * Must the head of queue "queue" look at the key now?  Yes if the key (or a
+ * permit of it) is free; else only if the lease clock is the real one and
+ * it sleeps past the time the key (the first permit) may next be granted,
+ * or without a timeout: on the virtual clock, every move of the clock
+ * wakes all waiters.  Caller holds the partition lock.
+ */
+static bool
+head_needs_wake(FenceLeaseSlot *queue, uint32 hash)
+{
+	TimestampTz watch_until = lease_waiters[queue->wait_head].watch_until;
+	TimestampTz now = FenceNow();
+	TimestampTz earliest = 0;
+
+	if (queue->kind == ENTRY_PERMIT_KEY)
+	{
+		int			taken = 0;
+
+		for (int32 *link = next_permit_link(bucket_head(hash), queue);
+			 link != NULL;
+			 link = next_permit_link(&lease_slots[*link].next, queue))
+		{
+			FenceLeaseSlot *permit = &lease_slots[*link];
+
+			if (!slot_is_taken(permit, now))
+				continue;
+			if (taken++ == 0 || taken_until(permit, now) < earliest)
+				earliest = taken_until(permit, now);
+		}
+		if (taken < queue->held.permits)
+			return true;
+	}
+	else
+	{
+		if (!slot_is_taken(queue, now))
+			return true;
+		earliest = taken_until(queue, now);
+	}
+	if (FenceClockIsVirtual())
+		return false;
+	return watch_until == 0 || watch_until > earliest;
+}
+
+/*
+ * The queue of lease or permit-key entry "queue" has a new head, or its key
+ * was freed: with freed (the released entry, or a released permit of the
+ * key), try to grant it to the head (hand_off); then wake the head only if
+ * it must look (head_needs_wake).  True if freed was handed off.  Caller
+ * holds the partition lock exclusively; never ERRORs.
+ */
+static bool
+serve_queue(FenceLeaseSlot *queue, FenceLeaseSlot *freed)
+{
+	uint32		hash;
+	bool		handed = false;
+
+	if (queue->wait_head < 0)
+		return false;
+	hash = lease_hash(queue->dbid, queue->text, queue->keylen);
+	if (freed != NULL)
+		handed = hand_off(queue, freed, hash);
+	if (queue->wait_head >= 0 && head_needs_wake(queue, hash))
+		wake_proc(queue->wait_head);
+	return handed;
 }
 
 /*
@@ -1521,8 +1803,7 @@ lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 		}
 		if (req->wait && my_wait_slot < 0)
 			enqueue_self(idx, partition_lock(hash), req);
-		if (my_wait_slot < 0 || slot->wait_head == me)
-			*wake_at = slot->expires_at;
+		*wake_at = slot->expires_at;
 		note_blocker(slot);
 		return STEP_REFUSED;
 	}
@@ -1530,8 +1811,7 @@ lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 	{
 		if (req->wait && my_wait_slot < 0)
 			enqueue_self(idx, partition_lock(hash), req);
-		if (my_wait_slot < 0 || slot->wait_head == me)
-			*wake_at = lock_delay_end(slot);
+		*wake_at = lock_delay_end(slot);
 		last_blocker.kind = BLOCKER_LOCK_DELAY;
 		return STEP_REFUSED;
 	}
@@ -1640,8 +1920,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 		Assert(key != NULL);
 		if (req->wait && my_wait_slot < 0)
 			enqueue_self(idx, partition_lock(hash), req);
-		if (my_wait_slot < 0 || key->wait_head == me)
-			*wake_at = earliest;
+		*wake_at = earliest;
 		last_blocker.kind = BLOCKER_PERMITS;
 		return STEP_REFUSED;
 	}
@@ -1922,6 +2201,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	if (req->scope == FENCE_SCOPE_DETACHED && FenceMaxLeasesPerRole() > 0 &&
 		!superuser())
 		role_limit = FenceMaxLeasesPerRole();
+	my_role_limit = role_limit;
 
 	PG_TRY();
 	{
@@ -1935,8 +2215,23 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 			AcquireStep step;
 			TimestampTz wake_at;
 
+			/*
+			 * Woken with a grant handed to us?  Look without the lock first:
+			 * that is the common way a wait ends.
+			 */
+			if (take_handed_grant(grant))
+				break;
 			LWLockAcquire(lock, LW_EXCLUSIVE);
-			step = acquire_step(req, hash, token, role_limit, grant, &wake_at);
+			if (take_handed_grant(grant))
+				step = STEP_DONE;
+			else
+			{
+				step = acquire_step(req, hash, token, role_limit, grant,
+									&wake_at);
+				if (my_wait_slot >= 0)
+					lease_waiters[FENCE_MY_PROCNO].watch_until =
+						(step == STEP_REFUSED) ? wake_at : 0;
+			}
 			LWLockRelease(lock);
 
 			switch (step)
@@ -2058,9 +2353,6 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 
 /* ---------- release, renew, break, status ---------- */
 
-static bool release_token(const char *key, int keylen, FenceToken token,
-						  bool check_holder);
-
 /*
  * End the lease of the entry *link points at; the caller holds its
  * partition lock, "lock", exclusively.  With nobody waiting, the entry is
@@ -2068,8 +2360,8 @@ static bool release_token(const char *key, int keylen, FenceToken token,
  * table's working set to the leases actually held, as in PostgreSQL's lock
  * manager, rather than every key ever taken (a table full of released
  * entries costs a cache and TLB miss per slot on every grant and reclaim).
- * An entry with waiters stays, released, and the head of its queue is
- * woken to take it.
+ * An entry with waiters stays: it is granted to the head of its queue at
+ * once, or stays released for the head, woken, to take it (serve_queue).
  */
 static void
 release_entry(int32 *link, LWLock *lock)
@@ -2084,7 +2376,7 @@ release_entry(int32 *link, LWLock *lock)
 	slot->ownerlen = 0;
 	if (slot->wait_head >= 0)
 	{
-		wake_proc(slot->wait_head);
+		(void) serve_queue(slot, slot);
 		return;
 	}
 	*link = slot->next;
@@ -2093,11 +2385,13 @@ release_entry(int32 *link, LWLock *lock)
 
 /*
  * End the permit *plink points at, of the permit key "key"; the caller holds
- * the partition lock, "lock", exclusively.  The permit's slot goes back on
- * the free list and the head of the key's queue is woken to take it.  Call
- * forget_idle_key() when done ending permits.
+ * the partition lock, "lock", exclusively.  The permit's slot is granted in
+ * place to the head of the key's queue (true: it stays linked, with a new
+ * holder); else it goes back on the free list, and the head is woken to
+ * take a permit itself (serve_queue).  Call forget_idle_key() when done
+ * ending permits.
  */
-static void
+static bool
 release_permit(int32 *plink, FenceLeaseSlot *key, LWLock *lock)
 {
 	int32		idx = *plink;
@@ -2106,10 +2400,11 @@ release_permit(int32 *plink, FenceLeaseSlot *key, LWLock *lock)
 	bump_generation(lock_partition(lock));
 	entry_ends(permit);
 	permit->scope = FENCE_SCOPE_NONE;
+	if (serve_queue(key, permit))
+		return true;
 	*plink = permit->next;
 	push_free_chain(idx, idx, 1);
-	if (key->wait_head >= 0)
-		wake_proc(key->wait_head);
+	return false;
 }
 
 /*
@@ -2260,7 +2555,7 @@ release_token(const char *key, int keylen, FenceToken token, bool check_holder)
 		{
 			FenceLeaseSlot *permit_key = &lease_slots[*link];
 
-			release_permit(held, permit_key, lock);
+			(void) release_permit(held, permit_key, lock);
 			forget_idle_key(hash, permit_key);
 		}
 		released = true;
@@ -2331,11 +2626,18 @@ FenceLeaseBreak(const char *key, int keylen, FenceToken *token)
 	{
 		int32	   *plink;
 
+		/* A permit handed to a waiter in place is passed over. */
 		*token = 0;
-		while ((plink = next_permit_link(bucket_head(hash), slot)) != NULL)
+		plink = next_permit_link(bucket_head(hash), slot);
+		while (plink != NULL)
 		{
-			*token = Max(*token, lease_slots[*plink].token);
-			release_permit(plink, slot, lock);
+			FenceLeaseSlot *permit = &lease_slots[*plink];
+
+			*token = Max(*token, permit->token);
+			if (release_permit(plink, slot, lock))
+				plink = next_permit_link(&permit->next, slot);
+			else
+				plink = next_permit_link(plink, slot);
 			broken = true;
 		}
 		forget_idle_key(hash, slot);
