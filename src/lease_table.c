@@ -31,17 +31,31 @@
  * lost races leave gaps, which the token law allows.
  *
  * Blocking waits: each entry has a FIFO queue of waiting backends, linked
- * through a per-PGPROC array.  Only the head of the queue may take a free
- * key, and nobody may barge past a non-empty queue.  The head sleeps on
- * its latch until the holder's expiry (real clock) or until woken: by a
- * release or break, by the previous head leaving the queue, or by the
- * virtual clock moving (FenceLeaseWakeWaiters), or by a renewal that moves
- * the expiry earlier.  During fence.restart_grace waiters queue up all the
- * same (a free key gets an entry to hold its queue), so that the grace's
- * end serves them in arrival order.  A waiter that errors out leaves the
- * queue in a PG_CATCH block; one that exits, in this module's exit
- * callback.  Each waiter's PGPROC entry also says what it asked for and
- * since when, for fence_lease_waiters and fence_blocking_pids().
+ * through a per-PGPROC array (FenceWaiter) that also holds each waiter's
+ * whole request.  Nobody may barge past a non-empty queue.  As in
+ * PostgreSQL's lock manager, the backend that frees a key grants it to the
+ * head of the queue itself (hand_off): a release, a break, the end of a
+ * transaction or session, or a head that gives up.  It takes the token,
+ * counts the role, publishes the grant and installs it under the partition
+ * lock, as the head would have, unlinks the head and sets its latch; the
+ * head finds its grant ready and returns without the lock.  A released
+ * permit is granted in place.  Where a hand-off could change the outcome
+ * (the restart grace; an empty token block, which is never refilled under
+ * the lock; the role's limit; a lost publication race; a waiter in a
+ * read-only transaction) the head is woken instead and takes the key
+ * itself, as it does when a lease expires: only the head may take a free
+ * key.  Every waiter sleeps on its latch until the holder's expiry (real
+ * clock), and records until when (watch_until), so that a new holder
+ * wakes the new head only if it must watch an earlier expiry or take a
+ * free key: nobody is woken just to sleep again.  Waiters are also woken
+ * by the virtual clock moving (FenceLeaseWakeWaiters) and by a renewal
+ * that moves the expiry earlier.  During fence.restart_grace waiters queue
+ * up all the same (a free key gets an entry to hold its queue), so that
+ * the grace's end serves them in arrival order.  A waiter that errors out
+ * leaves the queue in a PG_CATCH block; one that exits, in this module's
+ * exit callback; a grant handed to it meanwhile is released there, and so
+ * goes on to the next in line.  fence_lease_waiters and
+ * fence_blocking_pids() read the waiters' entries too.
  *
  * A lease with permits (a bulkhead) lets up to n holders have a key at
  * once, each with a token of its own: one entry for the key (its queue, its
@@ -76,7 +90,9 @@
  *	- one partition LWLock ("fence_leases").  Never two at once: reclaim,
  *	  the fence_leases snapshot and FenceLeaseWakeWaiters() take them one
  *	  after another, releasing each first.  Held only over work that cannot
- *	  wait or ERROR (acquire_step promises this); never across WaitLatch,
+ *	  wait or ERROR (acquire_step and hand_off promise this; a hand-off, like
+ *	  a grant, takes the token block's spinlock and the role-count lock
+ *	  inside it, and sets the head's latch); never across WaitLatch,
  *	  palloc, the counter's refill (FenceCounterNext: WAL, synchronous
  *	  replication) or reclaim_some().  dbstate.c's LWLock (claiming a
  *	  database's slot) is taken only with no partition lock held:
@@ -92,9 +108,12 @@
  *	- the role-count lock: role_counts, the number of detached leases each
  *	  role holds.
  *	- a partition lock: its bucket chains, every field of the slots linked
- *	  into them, and the wait-queue links (lease_waiters) of the procs
- *	  queued on those slots.  Readers (status, snapshot) take it shared;
- *	  anything that changes a slot or a queue, exclusive.
+ *	  into them, and the FenceWaiter entries (lease_waiters) of the procs
+ *	  queued on those slots, or granted one by a hand-off and not yet
+ *	  back.  Readers (status, snapshot) take it shared; anything that
+ *	  changes a slot or a queue, exclusive.  One read goes without it: a
+ *	  backend looks at its own "granted" flag, which the granter sets last,
+ *	  after a write barrier, and only that backend clears.
  *	- a partition's generation: bumped under the exclusive lock whenever a
  *	  lease of the partition ends or may end sooner; read without a lock.
  *	- sweep_hand: atomic, only spreads reclaim over the partitions.
@@ -105,12 +124,16 @@
  *	  list, or a backend's my_spare_slots (or, between the two locks, in the
  *	  chain reclaim_some() is moving to the free list);
  *	- an entry with waiters (wait_head >= 0) is never unlinked or reclaimed,
- *	  so a waiter's my_wait_slot stays valid until it dequeues itself;
+ *	  so a waiter's my_wait_slot stays valid until it dequeues itself or is
+ *	  granted the key (then the entry may go once the grant ends: a grant
+ *	  the waiter cannot take is released by key and token);
  *	- a permit entry never has waiters, and its key's entry stays linked
  *	  while it is; the number of permit entries of a key, live or expired,
  *	  never exceeds its permits, which change only while nothing holds or
  *	  awaits the key;
  *	- a proc is in at most one queue, and lease_waiters[proc].slot says which;
+ *	  a proc whose "granted" is set is in none, and holds the lease its
+ *	  "handed" describes (or held it: it may have ended since);
  *	- a held entry's token was published with FenceDbPublishGrant()
  *	  under the partition lock, so grants of a database appear in token
  *	  order; tokens only grow per key.
