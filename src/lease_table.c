@@ -43,11 +43,13 @@
  * (the restart grace; an empty token block, which is never refilled under
  * the lock; the role's limit; a lost publication race; a waiter in a
  * read-only transaction) the head is woken instead and takes the key
- * itself, as it does when a lease expires: only the head may take a free
- * key.  Every waiter sleeps on its latch until the holder's expiry (real
- * clock), and records until when (watch_until), so that a new holder
- * wakes the new head only if it must watch an earlier expiry or take a
- * free key: nobody is woken just to sleep again.  Waiters are also woken
+ * itself, as it does when a lease expires or its lock-delay ends (a
+ * hand-off never passes over a lock-delay: only a release or a break,
+ * which have none, hands a key over): only the head may take a free key.
+ * Every waiter sleeps on its latch until the holder's expiry or the end of
+ * the lock-delay (real clock), and records until when (watch_until), so
+ * that a new holder wakes the new head only if it must watch an earlier
+ * time or take a free key: nobody is woken just to sleep again.  Waiters are also woken
  * by the virtual clock moving (FenceLeaseWakeWaiters) and by a renewal
  * that moves the expiry earlier.  During fence.restart_grace waiters queue
  * up all the same (a free key gets an entry to hold its queue), so that

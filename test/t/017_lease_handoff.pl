@@ -9,7 +9,9 @@
 # it, leaves no lease, no queue entry and no remembered token behind, and
 # the next waiter gets the key.  A lease handed over this way is the
 # waiter's own: fence_current_token names it, DISCARD ALL releases a session
-# lease, and a transaction lease ends with the waiter's transaction.
+# lease, and a transaction lease ends with the waiter's transaction.  A
+# handed lease carries the waiter's own fence.lock_delay, and a key in its
+# lock-delay is handed to nobody before the delay ends.
 use strict;
 use warnings;
 
@@ -187,6 +189,34 @@ send_sql($w1, "COMMIT;\nSELECT 'COMMITTED';\n");
 ok(defined output_of($w1, qr/(COMMITTED)/), 'k-xact: w1 commits');
 is(holder_of('k-xact'), '', 'k-xact: the handed transaction lease ended at COMMIT');
 bg_finish($w1);
+
+# 6. The lock-delay: a handed lease carries the waiter's own
+# fence.lock_delay, and no hand-off passes over a delay.  w1 is handed the
+# key by a release (no delay), then its session ends holding it: the lease
+# is left expired in w1's 3 s delay, and w2, next in line, gets the key
+# only once the delay has passed.
+send_sql($holder, "SET fence.lock_delay = '1s';\nSELECT 'HELD6=' || fence_try_lease('k-delay', '1 hour');\n");
+ok(defined output_of($holder, qr/HELD6=(\d+)/), 'k-delay: the holder takes it');
+$w1 = session('w1_k-delay', "SET fence.lock_delay = '3s';\nSELECT 'W1=' || fence_lease('k-delay', '1 hour');\n");
+ok(wait_until(10, sub { queue_of('k-delay') eq $w1->{pid} }), 'k-delay: w1 queues');
+$w2 = session('w2_k-delay', "SELECT 'W2=' || fence_lease('k-delay', '1 hour');\n");
+ok(wait_until(10, sub { queue_of('k-delay') eq "$w1->{pid},$w2->{pid}" }),
+	'k-delay: w2 queues behind it');
+send_sql($holder, "SELECT 'FREED6=' || fence_release('k-delay', fence_current_token('k-delay'));\n");
+is(output_of($holder, qr/FREED6=(\w+)/), 'true', 'k-delay: the holder releases it');
+ok(defined output_of($w1, qr/W1=(\d+)/), 'k-delay: the release handed it to w1 at once');
+is(sq("SELECT pg_terminate_backend($w1->{pid})"), 't', 'k-delay: w1\'s session ends');
+ok( wait_until(10, sub {
+		sq("SELECT count(*) FROM fence_leases WHERE key = 'k-delay' AND NOT live") eq '1' }),
+	'k-delay: w1\'s lease is left expired');
+my $ended = sq("SELECT expires_at FROM fence_leases WHERE key = 'k-delay'");
+sleep 1;
+is(queue_of('k-delay'), $w2->{pid}, 'k-delay: w2 still waits, a second into the delay');
+ok(defined output_of($w2, qr/W2=(\d+)/), 'k-delay: w2 gets the key after the delay');
+is(sq("SELECT granted_at >= '$ended'::timestamptz + '3 s' FROM fence_leases
+		WHERE key = 'k-delay' AND pid = $w2->{pid}"), 't',
+	'k-delay: not before w1\'s end plus w1\'s 3 s delay');
+bg_finish($_) for ($w1, $w2);
 
 $holder->{run}->kill_kill;
 unlike(slurp_file($node->logfile), qr/TRAP|terminated by signal/,
