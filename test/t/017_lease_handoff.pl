@@ -70,17 +70,26 @@ sub holder_of
 				 FROM fence_leases WHERE key = '$key'");
 }
 
+# Queue w1 then w2 for $key, each with the blocking call $ask (w1 after
+# $w1_setup).
+sub queue_two
+{
+	my ($key, $ask, $w1_setup) = @_;
+	my $w1 = session("w1_$key", ($w1_setup // '') . "SELECT 'W1=' || $ask;\n");
+	ok(wait_until(10, sub { queue_of($key) eq $w1->{pid} }), "$key: w1 queues");
+	my $w2 = session("w2_$key", "SELECT 'W2=' || $ask;\n");
+	ok(wait_until(10, sub { queue_of($key) eq "$w1->{pid},$w2->{pid}" }),
+		"$key: w2 queues behind it");
+	return ($w1, $w2);
+}
+
 # Queue w1 then w2 behind a holder; stop w1 and have the holder release:
 # the grant lands in w1 while it cannot run.  $ask is the blocking call,
 # $free the holder's release.
 sub granted_while_stopped
 {
 	my ($key, $holder, $free, $ask, $w1_setup) = @_;
-	my $w1 = session("w1_$key", ($w1_setup // '') . "SELECT 'W1=' || $ask;\n");
-	ok(wait_until(10, sub { queue_of($key) eq $w1->{pid} }), "$key: w1 queues");
-	my $w2 = session("w2_$key", "SELECT 'W2=' || $ask;\n");
-	ok(wait_until(10, sub { queue_of($key) eq "$w1->{pid},$w2->{pid}" }),
-		"$key: w2 queues behind it");
+	my ($w1, $w2) = queue_two($key, $ask, $w1_setup);
 
 	kill 'STOP', $w1->{pid};
 	send_sql($holder, "SELECT 'FREED=' || $free;\n");
@@ -153,11 +162,7 @@ bg_finish($_) for ($w1, $w2);
 sq("SELECT fence_try_permit('k-permit', 2, '1 hour', owner => 'a')");
 send_sql($holder, "SELECT 'HELD4=' || fence_try_permit('k-permit', 2, '1 hour');\n");
 ok(defined output_of($holder, qr/HELD4=(\d+)/), 'k-permit: both permits are held');
-$w1 = session('w1_k-permit', "SELECT 'W1=' || fence_permit('k-permit', 2, '1 hour');\n");
-ok(wait_until(10, sub { queue_of('k-permit') eq $w1->{pid} }), 'k-permit: w1 queues');
-$w2 = session('w2_k-permit', "SELECT 'W2=' || fence_permit('k-permit', 2, '1 hour');\n");
-ok(wait_until(10, sub { queue_of('k-permit') eq "$w1->{pid},$w2->{pid}" }),
-	'k-permit: w2 queues behind it');
+($w1, $w2) = queue_two('k-permit', "fence_permit('k-permit', 2, '1 hour')");
 kill 'STOP', $w1->{pid};
 send_sql($holder, "SELECT 'FREED4=' || fence_release('k-permit', fence_current_token('k-permit'));\n");
 is(output_of($holder, qr/FREED4=(\w+)/), 'true', 'k-permit: the holder releases its permit');
@@ -197,11 +202,8 @@ bg_finish($w1);
 # only once the delay has passed.
 send_sql($holder, "SET fence.lock_delay = '1s';\nSELECT 'HELD6=' || fence_try_lease('k-delay', '1 hour');\n");
 ok(defined output_of($holder, qr/HELD6=(\d+)/), 'k-delay: the holder takes it');
-$w1 = session('w1_k-delay', "SET fence.lock_delay = '3s';\nSELECT 'W1=' || fence_lease('k-delay', '1 hour');\n");
-ok(wait_until(10, sub { queue_of('k-delay') eq $w1->{pid} }), 'k-delay: w1 queues');
-$w2 = session('w2_k-delay', "SELECT 'W2=' || fence_lease('k-delay', '1 hour');\n");
-ok(wait_until(10, sub { queue_of('k-delay') eq "$w1->{pid},$w2->{pid}" }),
-	'k-delay: w2 queues behind it');
+($w1, $w2) = queue_two('k-delay', "fence_lease('k-delay', '1 hour')",
+	"SET fence.lock_delay = '3s';\n");
 send_sql($holder, "SELECT 'FREED6=' || fence_release('k-delay', fence_current_token('k-delay'));\n");
 is(output_of($holder, qr/FREED6=(\w+)/), 'true', 'k-delay: the holder releases it');
 ok(defined output_of($w1, qr/W1=(\d+)/), 'k-delay: the release handed it to w1 at once');
