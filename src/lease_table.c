@@ -35,29 +35,30 @@
  * whole request.  Nobody may barge past a non-empty queue.  As in
  * PostgreSQL's lock manager, the backend that frees a key grants it to the
  * head of the queue itself (hand_off): a release, a break, the end of a
- * transaction or session, or a head that gives up.  It takes the token,
- * counts the role, publishes the grant and installs it under the partition
- * lock, as the head would have, unlinks the head and sets its latch; the
- * head finds its grant ready and returns without the lock.  A released
- * permit is granted in place.  Where a hand-off could change the outcome
- * (the restart grace; an empty token block, which is never refilled under
- * the lock; the role's limit; a lost publication race; a waiter in a
- * read-only transaction) the head is woken instead and takes the key
- * itself, as it does when a lease expires or its lock-delay ends (a
- * hand-off never passes over a lock-delay: only a release or a break,
- * which have none, hands a key over): only the head may take a free key.
- * Every waiter sleeps on its latch until the holder's expiry or the end of
- * the lock-delay (real clock), and records until when (watch_until), so
- * that a new holder wakes the new head only if it must watch an earlier
- * time or take a free key: nobody is woken just to sleep again.  Waiters are also woken
- * by the virtual clock moving (FenceLeaseWakeWaiters) and by a renewal
- * that moves the expiry earlier.  During fence.restart_grace waiters queue
- * up all the same (a free key gets an entry to hold its queue), so that
- * the grace's end serves them in arrival order.  A waiter that errors out
- * leaves the queue in a PG_CATCH block; one that exits, in this module's
- * exit callback; a grant handed to it meanwhile is released there, and so
- * goes on to the next in line.  fence_lease_waiters and
- * fence_blocking_pids() read the waiters' entries too.
+ * transaction, the end of a session (of a lease without a lock-delay), or a
+ * head that gives up.  It takes the token, counts the role, publishes the
+ * grant and installs it under the partition lock, as the head would have,
+ * unlinks the head and sets its latch; the head finds its grant ready and
+ * returns without the lock.  A released permit is granted in place.  Where a
+ * hand-off could change the outcome (the restart grace; an empty token block,
+ * which is never refilled under the lock; the role's limit; a lost
+ * publication race; a waiter in a read-only transaction) the head is woken
+ * instead and takes the key itself, as it does when a lease expires or its
+ * lock-delay ends (a hand-off never passes over a lock-delay: only a release
+ * or a break, which have none, hands a key over): only the head may take a
+ * free key.  Every waiter sleeps on its latch until the holder's expiry or
+ * the end of the lock-delay (real clock), and records until when
+ * (watch_until), so that a new holder wakes the new head only if it must
+ * watch an earlier time or take a free key: nobody is woken just to sleep
+ * again.  Waiters are also woken by the virtual clock moving
+ * (FenceLeaseWakeWaiters) and by a renewal that moves the expiry
+ * earlier.  During fence.restart_grace waiters queue up all the same (a free
+ * key gets an entry to hold its queue), so that the grace's end serves them
+ * in arrival order.  A waiter that errors out leaves the queue in a PG_CATCH
+ * block; one that exits, in this module's exit callback; a grant handed to it
+ * meanwhile is released there, and so goes on to the next in
+ * line.  fence_lease_waiters and fence_blocking_pids() read the waiters'
+ * entries too.
  *
  * A lease with permits (a bulkhead) lets up to n holders have a key at
  * once, each with a token of its own: one entry for the key (its queue, its
@@ -1121,7 +1122,8 @@ enqueue_self(int32 idx, LWLock *lock, const FenceLeaseRequest *req)
 	lease_waiters[me].role_limit = my_role_limit;
 	lease_waiters[me].ownerlen =
 		(req->scope == FENCE_SCOPE_DETACHED) ? (uint8) req->ownerlen : 0;
-	memcpy(lease_waiters[me].owner, req->owner, lease_waiters[me].ownerlen);
+	if (lease_waiters[me].ownerlen > 0)
+		memcpy(lease_waiters[me].owner, req->owner, lease_waiters[me].ownerlen);
 	/* A read-only transaction cannot take a token: it must fail itself. */
 	lease_waiters[me].may_hand_off = !XactReadOnly;
 	lease_waiters[me].granted = false;
