@@ -39,26 +39,26 @@
  * head that gives up.  It takes the token, counts the role, publishes the
  * grant and installs it under the partition lock, as the head would have,
  * unlinks the head and sets its latch; the head finds its grant ready and
- * returns without the lock.  A released permit is granted in place.  Where a
- * hand-off could change the outcome (the restart grace; an empty token block,
- * which is never refilled under the lock; the role's limit; a lost
- * publication race; a waiter in a read-only transaction) the head is woken
- * instead and takes the key itself, as it does when a lease expires or its
- * lock-delay ends (a hand-off never passes over a lock-delay: only a release
- * or a break, which have none, hands a key over): only the head may take a
+ * returns without the lock.  A released permit is granted in place.  A lease
+ * that expires is handed over by whoever finds it expired first (a waiter
+ * whose timer fired, or any caller), or taken by the head when its own timer
+ * fires; one that ended without a release, only once its lock-delay has
+ * passed.  Where a hand-off could change the outcome (the restart grace; an
+ * empty token block, which is never refilled under the lock; the role's
+ * limit; a lost publication race; a waiter in a read-only transaction) the
+ * head is woken instead and takes the key itself: only the head may take a
  * free key.  Every waiter sleeps on its latch until the holder's expiry or
  * the end of the lock-delay (real clock), and records until when
  * (watch_until), so that a new holder wakes the new head only if it must
  * watch an earlier time or take a free key: nobody is woken just to sleep
  * again.  Waiters are also woken by the virtual clock moving
- * (FenceLeaseWakeWaiters) and by a renewal that moves the expiry
- * earlier.  During fence.restart_grace waiters queue up all the same (a free
- * key gets an entry to hold its queue), so that the grace's end serves them
- * in arrival order.  A waiter that errors out leaves the queue in a PG_CATCH
- * block; one that exits, in this module's exit callback; a grant handed to it
- * meanwhile is released there, and so goes on to the next in
- * line.  fence_lease_waiters and fence_blocking_pids() read the waiters'
- * entries too.
+ * (FenceLeaseWakeWaiters) and by a renewal that moves the expiry earlier.
+ * During fence.restart_grace waiters queue up all the same (a free key gets
+ * an entry to hold its queue), so that the grace's end serves them in arrival
+ * order.  A waiter that errors out leaves the queue in a PG_CATCH block; one
+ * that exits, in this module's exit callback; a grant handed to it meanwhile
+ * is released there, and so goes on to the next in line.  fence_lease_waiters
+ * and fence_blocking_pids() read the waiters' entries too.
  *
  * A lease with permits (a bulkhead) lets up to n holders have a key at
  * once, each with a token of its own: one entry for the key (its queue, its
@@ -1534,9 +1534,10 @@ waiter_owns_permit(uint32 hash, FenceLeaseSlot *key, FenceWaiter *waiter,
 }
 
 /*
- * Grant "freed" -- the lease entry "queue" just released, or a permit of
- * permit key "queue" just released (reused in place, so that a released
- * permit goes to the head of the queue) -- to the head of the queue, as the
+ * Grant "freed" -- the lease entry "queue" just released or found expired
+ * past its lock-delay (taken over then), or a permit of permit key "queue"
+ * just released (reused in place, so that a released permit goes to the
+ * head of the queue) -- to the head of the queue, as the
  * head would take it itself: a token from the counter's block, the role
  * count, publication in token order, the grant.  Then the head leaves the
  * queue, finds the grant ready when it wakes (take_handed_grant), and
@@ -1573,7 +1574,7 @@ hand_off(FenceLeaseSlot *queue, FenceLeaseSlot *freed, uint32 hash)
 	TimestampTz now = FenceNow();
 	int32		count;
 
-	Assert(procno >= 0 && freed->scope == FENCE_SCOPE_NONE);
+	Assert(procno >= 0 && !slot_is_taken(freed, now));
 	if (!waiter->may_hand_off || waiter->granted ||
 		queue->dbid != MyDatabaseId || waiter->permits != permits ||
 		in_restart_grace(&grace_end))
@@ -1737,11 +1738,18 @@ note_blocker(FenceLeaseSlot *slot)
 
 /*
  * The key (or a permit of it) is free, but others queued for entry idx
- * first: refused, and in the queue if req waits.
+ * first: refused, and in the queue if req waits.  A lease we find expired
+ * (and past its lock-delay) goes to the head of the queue at once, whether
+ * or not the head's own timer has fired.
  */
 static AcquireStep
 behind_queue(const FenceLeaseRequest *req, uint32 hash, int32 idx)
 {
+	FenceLeaseSlot *slot = &lease_slots[idx];
+
+	if (slot->kind == ENTRY_LEASE && slot->scope != FENCE_SCOPE_NONE &&
+		!slot_is_taken(slot, FenceNow()))
+		(void) serve_queue(slot, slot);
 	if (req->wait && my_wait_slot < 0)
 		enqueue_self(idx, partition_lock(hash), req);
 	last_blocker.kind = BLOCKER_QUEUE;

@@ -11,7 +11,8 @@
 # waiter's own: fence_current_token names it, DISCARD ALL releases a session
 # lease, and a transaction lease ends with the waiter's transaction.  A
 # handed lease carries the waiter's own fence.lock_delay, and a key in its
-# lock-delay is handed to nobody before the delay ends.
+# lock-delay is handed to nobody before the delay ends.  A lease that
+# expires is handed to the head by whoever finds it expired first.
 use strict;
 use warnings;
 
@@ -218,6 +219,23 @@ ok(defined output_of($w2, qr/W2=(\d+)/), 'k-delay: w2 gets the key after the del
 is(sq("SELECT granted_at >= '$ended'::timestamptz + '3 s' FROM fence_leases
 		WHERE key = 'k-delay' AND pid = $w2->{pid}"), 't',
 	'k-delay: not before w1\'s end plus w1\'s 3 s delay');
+bg_finish($_) for ($w1, $w2);
+
+# 7. A lease that expires goes to the head of the queue from whoever finds
+# it expired first: here w2, whose timer fires at the expiry while the head,
+# w1, is stopped.
+send_sql($holder, "SELECT 'HELD7=' || fence_try_lease('k-expire', '2 seconds');\n");
+ok(defined output_of($holder, qr/HELD7=(\d+)/), 'k-expire: the holder takes it for 2 s');
+($w1, $w2) = queue_two('k-expire', "fence_lease('k-expire', '1 hour')");
+kill 'STOP', $w1->{pid};
+ok( wait_until(15, sub {
+		holder_of('k-expire') eq "$w1->{pid} session 1" }),
+	'k-expire: at the expiry, w2 handed the key to the stopped head waiter');
+kill 'CONT', $w1->{pid};
+ok(defined output_of($w1, qr/W1=(\d+)/), 'k-expire: w1 returns holding it');
+is(queue_of('k-expire'), $w2->{pid}, 'k-expire: w2 still waits');
+send_sql($w1, "SELECT 'RELEASED7=' || fence_release('k-expire', fence_current_token('k-expire'));\n");
+ok(defined output_of($w2, qr/W2=(\d+)/), 'k-expire: w2 gets it when w1 releases');
 bg_finish($_) for ($w1, $w2);
 
 $holder->{run}->kill_kill;
