@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include <libpq-fe.h>
+#include "bench_util.h"
 #ifdef HAVE_HIREDIS
 #include <hiredis/hiredis.h>
 #endif
@@ -114,9 +115,7 @@ typedef struct
 	uint64_t	refused;
 	uint64_t	lost;
 	int			failed;
-	uint32_t   *lat;			/* latency samples, microseconds */
-	size_t		nlat;
-	size_t		caplat;
+	Latencies	lat;
 } Worker;
 
 static Mode mode;
@@ -141,46 +140,6 @@ static const char *release_script =
 "return redis.call('del', KEYS[1]) else return 0 end";
 static char sha[64];			/* its SHA1 after SCRIPT LOAD */
 #endif
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t
-next_rand(uint64_t *state)
-{
-	/* xorshift64* */
-	uint64_t	x = *state;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*state = x;
-	return x * 0x2545F4914F6CDD1DULL;
-}
-
-static void
-add_sample(Worker *w, double secs)
-{
-	double		us = secs * 1e6;
-
-	if (w->nlat == w->caplat)
-	{
-		w->caplat = w->caplat ? w->caplat * 2 : 65536;
-		w->lat = realloc(w->lat, w->caplat * sizeof(uint32_t));
-		if (w->lat == NULL)
-		{
-			fprintf(stderr, "bench_client: out of memory\n");
-			exit(1);
-		}
-	}
-	w->lat[w->nlat++] = us < 0 ? 0 : us > 4e9 ? 4000000000U : (uint32_t) (us + 0.5);
-}
 
 /* ---------------------------------------------------------------- PostgreSQL */
 
@@ -439,7 +398,7 @@ on_pg_result(Worker *w, Conn *c, PGresult *r, int *done)
 				/* the first grant of the run follows no release */
 				if (released_at > 0 && t < deadline)
 				{
-					add_sample(w, t - released_at);
+					latency_add(&w->lat, t - released_at);
 					w->jobs++;
 				}
 				snprintf(tok, sizeof(tok), "%s", PQgetvalue(r, 0, 0));
@@ -574,7 +533,7 @@ worker_main(void *arg)
 			if (mode != MODE_HANDOFF)
 			{
 				w->jobs++;
-				add_sample(w, now_s() - c->started);
+				latency_add(&w->lat, now_s() - c->started);
 			}
 			if (start_job(w, c) < 0)
 				goto fail;
@@ -786,26 +745,6 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench_client: a connection failed\n");
 		return 1;
 	}
-	if (latfile)
-	{
-		FILE	   *f = fopen(latfile, "w");
-
-		if (f == NULL)
-		{
-			fprintf(stderr, "bench_client: cannot write %s: %s\n", latfile, strerror(errno));
-			return 1;
-		}
-		for (int t = 0; t < nthreads; t++)
-			for (size_t i = 0; i < workers[t].nlat; i++)
-				fprintf(f, "%u\n", workers[t].lat[i]);
-		if (fclose(f) != 0)
-		{
-			fprintf(stderr, "bench_client: cannot write %s\n", latfile);
-			return 1;
-		}
-	}
-	printf("rate=%.1f jobs=%llu refused=%llu lost=%llu seconds=%.3f\n",
-		   jobs / seconds, (unsigned long long) jobs,
-		   (unsigned long long) refused, (unsigned long long) lost, seconds);
-	return 0;
+	return finish_run("bench_client", latfile, &workers[0].lat, nthreads, sizeof(Worker),
+					  jobs, refused, lost, seconds);
 }

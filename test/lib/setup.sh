@@ -53,6 +53,13 @@ fence_missing_packages() {
 			exporter) [ -x /usr/bin/prometheus-postgres-exporter ] \
 				|| missing+=(prometheus-postgres-exporter) ;;
 			hiredis) [ -f /usr/include/hiredis/hiredis.h ] || missing+=(libhiredis-dev) ;;
+			# make bench's etcd and ZooKeeper contenders: the servers (it
+			# starts its own on loopback) and ZooKeeper's C client.
+			etcd) command -v etcd >/dev/null 2>&1 || missing+=(etcd-server) ;;
+			zookeeper)
+				{ [ -f /usr/share/java/zookeeper.jar ] && command -v java >/dev/null 2>&1; } \
+					|| missing+=(zookeeper) ;;
+			zkclient) [ -f /usr/include/zookeeper/zookeeper.h ] || missing+=(libzookeeper-mt-dev) ;;
 			package)
 				# Building the Debian package (debian/control's Build-Depends,
 				# and what dpkg-buildpackage checks besides).

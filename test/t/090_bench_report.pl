@@ -15,7 +15,15 @@
 #      judged), and shared memory per breaker from the two readings;
 #  (g) the permits section: a rate per contender for each n, the ratios of
 #      time per cycle, permit against lease, at 1 and 8 clients (reported,
-#      not judged), and the memory said in words, not measured.
+#      not judged), and the memory said in words, not measured;
+#  (h) etcd, ZooKeeper and the lock-free limit in the job: fence's best form
+#      judged against etcd and ZooKeeper (>= 1.5x the jobs/s; a lower p99 at
+#      1 and 8 clients, p50 reported only) and against the limit (>= 0.9x);
+#      each in the charts' legend;
+#  (i) the queue section: the fenced claim judged by its time against the
+#      unfenced one (goal <= 1.10);
+#  (j) the signal section: p50 and p99 per contender, ratios reported, not
+#      judged.
 use strict;
 use warnings;
 
@@ -77,6 +85,11 @@ my %rate = (
 	fence_session => [ 150, 3500, 2000 ],
 	advisory => [ 120, 1500, 1500 ],
 	redis => [ 190, 2000, 6000 ],
+	# (h) 1.6x / 1.4x / 1.1x the best form's jobs/s against etcd
+	etcd => [ 125, 2143, 4546 ],
+	zookeeper => [ 100, 1000, 1000 ],
+	# the best form at 0.95x, 0.6x and 0.5x of the limit
+	limit => [ 210.6, 5000, 10000 ],
 );
 my %p50 = (
 	fence_pipeline => [ 2.0, 0.5, 9.0 ],
@@ -84,6 +97,10 @@ my %p50 = (
 	fence_session => [ 3, 0.1, 3 ],
 	advisory => [ 3, 3, 3 ],
 	redis => [ 1.0, 1.0, 1.0 ],
+	# the best form's p50 and p99 are 2.0, 0.5 and 9.0 (x10)
+	etcd => [ 1.0, 1.0, 1.0 ],
+	zookeeper => [ 4.0, 4.0, 4.0 ],
+	limit => [ 0.5, 0.5, 0.5 ],
 );
 my @rows = ('1 client', '8 clients', '32 clients');
 my @job;
@@ -128,7 +145,7 @@ my ($missed) = $out =~ /^Goals missed.*?\n(.*)\z/ms;
 $missed //= '';
 like($missed, qr/job_on: best: fence xact, pipelined \/ Redis \+ PG at 32 clients: 0\.83x/,
 	'throughput below Redis at 32 clients is a miss');
-unlike($missed, qr/job_on: .* at (1 client|8 clients):/, 'throughput at 1 and 8 clients meets the goal');
+unlike($missed, qr/job_on: .* \/ Redis \+ PG at (1 client|8 clients):/, 'throughput at 1 and 8 clients meets the goal');
 like($missed, qr/job_on_p50: best: fence xact, pipelined \/ Redis \+ PG at 1 client: 2\.00x/,
 	'a higher p50 than Redis at 1 client is a miss');
 like($missed, qr/job_on_p99: best: .* at 1 client: 2\.00x/, 'so is a higher p99');
@@ -166,6 +183,7 @@ for my $svg ('job-throughput.svg', 'job-latency.svg')
 	ok($balanced && !@open, "$svg: every tag is closed, in order");
 	unlike($text, qr/&(?!amp;|lt;|gt;)/, "$svg: no unescaped ampersand");
 	like($text, qr/>Redis \+ PG</, "$svg: Redis is in the legend");
+	like($text, qr/>$_</, "$svg: $_ is in the legend") for 'etcd \+ PG', 'ZooKeeper \+ PG', 'no lock \(the limit\)';
 	my ($width) = $text =~ /<svg [^>]*width="(\d+)"/;
 	my @past = grep { $_->[0] + $_->[1] > $width }
 	  map { [ /x="([\d.]+)"/, /width="([\d.]+)"/ ] } $text =~ /<rect x="[^>]*>/g;
@@ -173,9 +191,25 @@ for my $svg ('job-throughput.svg', 'job-latency.svg')
 	if ($svg eq 'job-throughput.svg')
 	{
 		my $lines = () = $text =~ /<polyline /g;
-		is($lines, 5, 'one line per contender (one pass measured)');
+		is($lines, 8, 'one line per contender (one pass measured)');
+		like($text, qr/<polyline [^>]*stroke="#000000"[^>]*stroke-dasharray=/, 'the limit is a dashed line');
 	}
 }
+
+# (h)
+like($out, qr/best: fence xact, pipelined \/ etcd \+ PG\s+1\.60x \[1\.60-1\.60\] ok\s+1\.40x \[1\.40-1\.40\] MISS\s+1\.10x \[1\.10-1\.10\] MISS\s+goal >= 1\.5$/m,
+	'the best form against etcd: judged at every client count, goal 1.5');
+like($missed, qr/^  - job_on: best: fence xact, pipelined \/ etcd \+ PG at 8 clients: 1\.40x .*\(goal >= 1\.5\)$/m,
+	'1.4x etcd is a miss');
+like($out, qr/best: fence xact, pipelined \/ ZooKeeper \+ PG\s+2\.00x \[2\.00-2\.00\] ok\s+3\.00x \[3\.00-3\.00\] ok\s+5\.00x \[5\.00-5\.00\] ok/,
+	'and against ZooKeeper');
+like($out, qr/best: fence xact, pipelined \/ no lock \(the limit\)\s+0\.95x \[0\.95-0\.95\] ok\s+0\.60x \[0\.60-0\.60\] MISS\s+0\.50x \[0\.50-0\.50\] MISS\s+goal >= 0\.9: what the lock costs$/m,
+	'and against the limit, goal 0.9');
+like($missed, qr/^  - job_on_p99: best: fence xact, pipelined \/ etcd \+ PG at 1 client: 2\.00x/m,
+	'a higher p99 than etcd at 1 client is a miss');
+unlike($missed, qr/job_on_p99: .* \/ ZooKeeper \+ PG/, 'a lower p99 than ZooKeeper is not');
+unlike($missed, qr/job_on_p50: .* \/ (etcd|ZooKeeper) \+ PG/, 'p50 against etcd and ZooKeeper is reported, not judged');
+unlike($missed, qr/job_on_p99: .* \/ etcd \+ PG at 32 clients/, 'nor p99 at 32 clients');
 
 # (d) no Redis: skipped and said so; nothing judged against it
 unlink glob("$dir/*.svg");
@@ -260,5 +294,27 @@ like($psec, qr/^  lease, 8 clients \/ permit, 8 clients\s+$cells\s+time per cycl
 like($psec, qr/^  Memory: nothing new to measure\.  A permit is a lease slot/m, 'memory is said, not measured');
 unlike($psec, qr/\b(ok|MISS!?)\b/, 'no verdict in the permits section');
 like($out, qr/^Goals: none judged in this run$/m, 'nothing judged');
+
+# (i) the queue alone: fenced claims at 1.05x and 1.25x the time of unfenced
+my @queue = rate_samples('queue', [ '1 client' ], { plain => [ 1050, 1050 ], fence => [ 1000, 1000 ] });
+push @queue, rate_samples('queue', [ '8 clients' ], { plain => [ 5000, 5000 ], fence => [ 4000, 4000 ] });
+($rc, $out) = run_report(samples('queue.tsv', @meta, @queue));
+is($rc, 0, 'the report runs on queue samples alone');
+like($out, qr/^  claim, unfenced \/ claim, fenced\s+1\.05x \[1\.05-1\.05\] ok\s+1\.25x \[1\.25-1\.25\] MISS\s+time per claim, fenced \/ unfenced: goal <= 1\.10$/m,
+	'the fenced claim is judged by its time against the unfenced one');
+like($out, qr/^  - queue: .* at 8 clients: 1\.25x/m, 'and 1.25x is a miss');
+
+# (j) the signal alone
+my @signal = rate_samples('signal', [ 'p50', 'p99' ],
+	{ fence_break => [ 0.1, 0.3 ], fence_release => [ 0.2, 0.2 ], advisory => [ 0.1, 0.1 ], notify => [ 0.05, 0.05 ] });
+($rc, $out) = run_report(samples('signal.tsv', @meta, @signal));
+is($rc, 0, 'the report runs on signal samples alone');
+my ($ssec) = $out =~ /^(Signal: .*?)^Goals/ms;
+ok(defined $ssec, 'the signal section is printed');
+$ssec //= '';
+like($ssec, qr/^  p50\s+0\.200 \[0\.100-0\.300\]\s+0\.200\s+0\.100\s+0\.050$/m, 'p50 of each contender');
+like($ssec, qr/^  fence_break \/ advisory unlock\s+2\.00x \[1\.00-3\.00\]\s+2\.00x \[1\.00-3\.00\]\s+reported, not judged$/m,
+	'the ratio against the advisory lock, reported');
+unlike($ssec, qr/\b(ok|MISS!?)\b/, 'no verdict in the signal section');
 
 done_testing();
