@@ -23,7 +23,8 @@
  *
  * Before each takeover the client waits until the watchdog (or waiter) is
  * seen waiting in pg_stat_activity, so that every sample measures a wake-up,
- * not a race with the wait's start.  One sample a repetition, in
+ * not a race with the wait's start (the listener: seen idle, the same
+ * probe, so that every kind runs the same loop).  One sample a repetition, in
  * microseconds, one a line, in LATFILE; prints "reps=N".
  *
  *-------------------------------------------------------------------------
@@ -118,16 +119,20 @@ finish_async(PGconn *pg)
 	return out;
 }
 
-/* Wait until the backend PID is seen waiting, as pg_stat_activity says. */
+/*
+ * Wait until the backend PID is seen waiting in a statement (or, with idle,
+ * waiting for its client), as pg_stat_activity says.
+ */
 static void
-wait_until_waiting(PGconn *probe, const char *pid)
+wait_until_waiting(PGconn *probe, const char *pid, int idle)
 {
 	const char *params[1] = {pid};
 
 	for (int i = 0; i < 5000; i++)
 	{
-		char	   *w = one_value(probe,
-								  "SELECT wait_event_type IS NOT NULL AND wait_event_type <> 'Client' "
+		char	   *w = one_value(probe, idle
+								  ? "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $1"
+								  : "SELECT wait_event_type IS NOT NULL AND wait_event_type <> 'Client' "
 								  "FROM pg_stat_activity WHERE pid = $1 AND state = 'active'",
 								  1, params);
 
@@ -187,6 +192,7 @@ main(int argc, char **argv)
 		{
 			PGnotify   *n = NULL;
 
+			wait_until_waiting(taker, watch_pid, 1);
 			t0 = now_s();
 			if (!PQsendQuery(holder, "NOTIFY bench_signal"))
 				die(holder, "NOTIFY");
@@ -201,7 +207,7 @@ main(int argc, char **argv)
 			one_value(holder, "SELECT pg_advisory_lock(4242)", 0, NULL);
 			if (!PQsendQuery(watch, "SELECT pg_advisory_lock(4242)"))
 				die(watch, "pg_advisory_lock");
-			wait_until_waiting(taker, watch_pid);
+			wait_until_waiting(taker, watch_pid, 0);
 			t0 = now_s();
 			if (!PQsendQuery(holder, "SELECT pg_advisory_unlock(4242)"))
 				die(holder, "pg_advisory_unlock");
@@ -223,7 +229,7 @@ main(int argc, char **argv)
 			if (!PQsendQueryParams(watch, "SELECT fence_wait_lease_end($1::text, $2::bigint)", 2, NULL,
 								   params, NULL, NULL, 0))
 				die(watch, "fence_wait_lease_end");
-			wait_until_waiting(taker, watch_pid);
+			wait_until_waiting(taker, watch_pid, 0);
 			t0 = now_s();
 			if (strcmp(kind, "fence_break") == 0)
 			{
