@@ -10,9 +10,13 @@ RESET client_min_messages;
 CREATE TEMP VIEW enf_counts AS
   SELECT coalesce(sum(writes_accepted), 0) AS writes_accepted,
          coalesce(sum(writes_rejected), 0) AS writes_rejected,
-         coalesce(sum(writes_skipped), 0) AS writes_skipped
+         coalesce(sum(writes_skipped), 0) AS writes_skipped,
+         coalesce(sum(rejected_stale), 0) AS rejected_stale,
+         coalesce(sum(rejected_not_held), 0) AS rejected_not_held,
+         coalesce(sum(rejected_no_token), 0) AS rejected_no_token
     FROM fence_stats WHERE database = current_database();
-SELECT writes_accepted AS acc0, writes_rejected AS rej0, writes_skipped AS skip0
+SELECT writes_accepted AS acc0, writes_rejected AS rej0, writes_skipped AS skip0,
+       rejected_stale AS lf001_0, rejected_not_held AS lf002_0, rejected_no_token AS lf003_0
   FROM enf_counts \gset
 
 -- The seeds' retention timeline, with the seed's UPDATE minus its
@@ -74,8 +78,12 @@ INSERT INTO enf_channels (id, retention_days) VALUES (13, 1) RETURNING *;
 -- token (four UPDATEs of row 7; row 8's in the statement that row 7 then
 -- failed; two of row 9; two INSERTs with a value), 3 stale UPDATEs
 -- rejected.  Writes without a token are not fenced writes: not counted.
+-- The rejections by SQLSTATE: all three are LF001.
 SELECT writes_accepted - :acc0 AS accepted, writes_rejected - :rej0 AS rejected,
        writes_skipped - :skip0 AS skipped
+  FROM enf_counts;
+SELECT rejected_stale - :lf001_0 AS lf001, rejected_not_held - :lf002_0 AS lf002,
+       rejected_no_token - :lf003_0 AS lf003
   FROM enf_counts;
 
 -- on_stale => 'skip': stale rows are left out silently, like the seed's
@@ -95,6 +103,8 @@ SELECT writes_accepted - :acc0 AS accepted, writes_rejected - :rej0 AS rejected,
 -- require_token: every write must carry one (LF003).
 TRUNCATE enf_channels;
 SELECT fence_protect('enf_channels', require_token => true);
+SELECT rejected_stale AS lf001_0, rejected_not_held AS lf002_0, rejected_no_token AS lf003_0
+  FROM enf_counts \gset
 INSERT INTO enf_channels VALUES (1, 7, 32) RETURNING *;
 INSERT INTO enf_channels (id, retention_days, fence) VALUES (2, 7, NULL);
 \echo :LAST_ERROR_SQLSTATE
@@ -110,6 +120,11 @@ INSERT INTO enf_channels (id, retention_days) VALUES (3, 1) RETURNING *;
 -- A stale write is still LF001, even with require_token.
 UPDATE enf_channels SET fence = 2 WHERE id = 3;
 \echo :LAST_ERROR_SQLSTATE
+-- Counted by SQLSTATE: four writes without a token (the INSERT, two
+-- UPDATEs and the DELETE), one stale.
+SELECT rejected_stale - :lf001_0 AS lf001, rejected_not_held - :lf002_0 AS lf002,
+       rejected_no_token - :lf003_0 AS lf003
+  FROM enf_counts;
 
 -- fence_unprotect drops the trigger; after that nothing is checked.
 SELECT fence_unprotect('enf_channels');

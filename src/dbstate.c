@@ -369,9 +369,17 @@ Datum
 fence_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			natts;
 
 	FenceRequirePreload();
 	InitMaterializedSRF(fcinfo, 0);
+
+	/*
+	 * The columns the installed SQL declares: a 1.2 library serves a
+	 * database still at 1.1 (before ALTER EXTENSION UPDATE), whose
+	 * fence_stats lacks the counts by SQLSTATE, as well.
+	 */
+	natts = Min(rsinfo->setDesc->natts, FENCE_NUM_STATS + 1);
 
 	for (int i = 0; i < db_shared->nslots; i++)
 	{
@@ -387,7 +395,7 @@ fence_stats(PG_FUNCTION_ARGS)
 		if (dbname == NULL)
 			continue;			/* dropped since */
 		values[0] = DirectFunctionCall1(namein, CStringGetDatum(dbname));
-		for (int j = 0; j < FENCE_NUM_STATS; j++)
+		for (int j = 0; j < FENCE_NUM_STATS && j + 1 < natts; j++)
 			values[j + 1] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->counters[j]));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -121,8 +121,16 @@ static ExecutorRun_hook_type prev_ExecutorRun = NULL;
  * when the transaction ends: one atomic add per transaction, not per row.
  */
 static uint64 count_accepted = 0;
-static uint64 count_rejected = 0;
 static uint64 count_skipped = 0;
+
+/* Rejected writes, by SQLSTATE: LF001, LF002, LF003. */
+static uint64 count_rejected[3] = {0, 0, 0};
+
+static inline void
+count_rejection(FenceStat kind)
+{
+	count_rejected[kind - FENCE_STAT_REJECTED_STALE]++;
+}
 
 #if PG_VERSION_NUM >= 180000
 static void enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
@@ -593,7 +601,7 @@ strict_holds_old_lease(EnforceTrigger *et, Relation rel, HeapTuple oldrow,
 	}
 	if (et->cfg.skip)
 		return false;
-	count_rejected++;
+	count_rejection(FENCE_STAT_REJECTED_NOT_HELD);
 	ereport(ERROR,
 			(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 			 errmsg("update of table \"%s\" rejected: it moves the row from lease \"%.*s\", which the write does not hold",
@@ -893,7 +901,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 		/* No token: an operator's manual fix, unless a token is required. */
 		if (cfg->require_token)
 		{
-			count_rejected++;
+			count_rejection(FENCE_STAT_REJECTED_NO_TOKEN);
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_TOKEN_REQUIRED),
 					 errmsg("write to table \"%s\" carries no fencing token",
@@ -939,7 +947,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 				count_skipped++;
 				return PointerGetDatum(NULL);
 			}
-			count_rejected++;
+			count_rejection(FENCE_STAT_REJECTED_STALE);
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_STALE_TOKEN),
 					 errmsg("stale fencing token for table \"%s\"",
@@ -977,7 +985,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 				count_skipped++;
 				return PointerGetDatum(NULL);
 			}
-			count_rejected++;
+			count_rejection(FENCE_STAT_REJECTED_NOT_HELD);
 			ereport(ERROR,
 					(errcode(ERRCODE_FENCE_LEASE_NOT_HELD),
 					 errmsg("write to table \"%s\" rejected: lease \"%.*s\" is not held by the write's token",
@@ -1025,9 +1033,13 @@ enforce_xact_callback(XactEvent event, void *arg)
 			move_memo_forget_all();
 			FenceEnforceCacheSweep();
 			FenceDbAdd(FENCE_STAT_WRITES_ACCEPTED, count_accepted);
-			FenceDbAdd(FENCE_STAT_WRITES_REJECTED, count_rejected);
+			FenceDbAdd(FENCE_STAT_WRITES_REJECTED,
+					   count_rejected[0] + count_rejected[1] + count_rejected[2]);
+			for (int i = 0; i < (int) lengthof(count_rejected); i++)
+				FenceDbAdd(FENCE_STAT_REJECTED_STALE + i, count_rejected[i]);
 			FenceDbAdd(FENCE_STAT_WRITES_SKIPPED, count_skipped);
-			count_accepted = count_rejected = count_skipped = 0;
+			count_accepted = count_skipped = 0;
+			memset(count_rejected, 0, sizeof(count_rejected));
 			break;
 		default:
 			break;

@@ -105,3 +105,32 @@ CREATE VIEW @extschema@.fence_breakers AS
 GRANT SELECT ON @extschema@.fence_breakers TO PUBLIC;
 COMMENT ON VIEW @extschema@.fence_breakers
 	IS 'every shared circuit breaker of the server: state, counts and times';
+
+-- stats.sql: fence_stats counts rejected writes by SQLSTATE too (LF001,
+-- LF002, LF003), in three new columns at the end; view and function are
+-- created again with them.
+DROP VIEW @extschema@.fence_stats;
+DROP FUNCTION @extschema@.fence_stats_all();
+CREATE FUNCTION @extschema@.fence_stats_all(
+	OUT database pg_catalog.name,
+	OUT grants bigint,
+	OUT refusals bigint,
+	OUT takeovers bigint,
+	OUT releases bigint,
+	OUT refused_releases bigint,
+	OUT renewals bigint,
+	OUT failed_renewals bigint,
+	OUT writes_accepted bigint,
+	OUT writes_rejected bigint,
+	OUT writes_skipped bigint,
+	OUT commits_aborted bigint,
+	OUT rejected_stale bigint,
+	OUT rejected_not_held bigint,
+	OUT rejected_no_token bigint)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_stats' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+CREATE VIEW @extschema@.fence_stats AS
+	SELECT * FROM @extschema@.fence_stats_all();
+GRANT SELECT ON @extschema@.fence_stats TO PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_stats_all() IS 'per-database lease and trigger counts since server start (the fence_stats view)';
+COMMENT ON VIEW @extschema@.fence_stats IS 'per-database lease and trigger counts since server start';

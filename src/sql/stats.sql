@@ -12,7 +12,10 @@ CREATE FUNCTION @extschema@.fence_stats_all(
 	OUT writes_accepted bigint,
 	OUT writes_rejected bigint,
 	OUT writes_skipped bigint,
-	OUT commits_aborted bigint)
+	OUT commits_aborted bigint,
+	OUT rejected_stale bigint,
+	OUT rejected_not_held bigint,
+	OUT rejected_no_token bigint)
 	RETURNS SETOF pg_catalog.record
 	AS 'MODULE_PATHNAME', 'fence_stats' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 

@@ -7,8 +7,8 @@
 #   second database; every other combination 0;
 # - one session waiting, in session scope;
 # - fence_stats as counters: 5 grants, 1 takeover, 2 writes rejected (one
-#   LF001 stale token, one LF003 token required: fence counts them
-#   together), 2 accepted;
+#   LF001 stale token, one LF003 token required), also by SQLSTATE, 2
+#   accepted;
 # - one breaker open (state 2) after two failures, one closed (state 0) with
 #   one failure; after the open time, a probe makes the first half-open (1);
 # - every fence_ metric has HELP and the right TYPE, no label names a lease
@@ -197,6 +197,11 @@ is(value($m, 'fence_stats_grants_total', %db), 5, '5 grants: 4 leases and a perm
 is(value($m, 'fence_stats_takeovers_total', %db), 1, '1 takeover');
 is(value($m, 'fence_stats_writes_rejected_total', %db), 2,
 	'2 writes rejected: LF001 and LF003, counted together');
+is(value($m, 'fence_writes_rejected_total', %db, sqlstate => 'LF001'), 1,
+	'... by SQLSTATE: 1 LF001 (the stale write)');
+is(value($m, 'fence_writes_rejected_total', %db, sqlstate => 'LF002'), 0, '... 0 LF002');
+is(value($m, 'fence_writes_rejected_total', %db, sqlstate => 'LF003'), 1,
+	'... 1 LF003 (the write without a token)');
 is(value($m, 'fence_stats_writes_accepted_total', %db), 2, '2 writes accepted');
 is(value($m, 'fence_stats_writes_skipped_total', %db), 0, 'none skipped');
 is(value($m, 'fence_stats_grants_total', database => 'other'), 1, '1 grant in the other database');
