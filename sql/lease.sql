@@ -144,3 +144,12 @@ SELECT fence_release('lease:c', fence_try_lease('lease:c', '1 minute'));
 SELECT fence_release('lease:e', fence_try_lease('lease:e', '1 minute'));
 SELECT fence_break('lease:f') IS NOT NULL AS broke_f;
 SELECT count(*) AS left_over FROM fence_leases WHERE key LIKE 'lease:%' OR key = '4242';
+
+-- A bigint key at either end of its range, and zero, is the lease of its
+-- decimal text, as fence_leases shows and a release by the text key proves.
+CREATE TEMP TABLE ends AS
+SELECT k, fence_try_lease(k, '1 minute') AS t
+  FROM unnest(ARRAY[-9223372036854775808, 0, 9223372036854775807]::bigint[]) k;
+SELECT l.key, e.t IS NOT NULL AS granted
+  FROM ends e JOIN fence_leases l ON l.key = e.k::text ORDER BY e.k;
+SELECT e.k, fence_release(e.k::text, e.t) AS released_by_text FROM ends e ORDER BY e.k;

@@ -49,8 +49,13 @@ get_key(FunctionCallInfo fcinfo, int argno, bool int_key, LeaseKey *key)
 				 errhint("Name the lease with a text or bigint key.")));
 	if (int_key)
 	{
-		key->len = snprintf(key->data, sizeof(key->data), INT64_FORMAT,
-							PG_GETARG_INT64(argno));
+		/*
+		 * The decimal form, as snprintf's INT64_FORMAT would write it, at a
+		 * tenth of its cost: this runs twice in every take-and-release.
+		 */
+		StaticAssertStmt(FENCE_MAX_KEY_LEN + 1 >= MAXINT8LEN + 1,
+						 "a lease key holds any bigint");
+		key->len = pg_lltoa(PG_GETARG_INT64(argno), key->data);
 	}
 	else
 	{
