@@ -2485,6 +2485,30 @@ token_link(uint32 hash, int32 *link, FenceToken token)
 }
 
 /*
+ * Lock the partition of this database's key exclusively and find the entry
+ * that holds (or held, if it expired) token: the lease itself or one of its
+ * permits (token_link).  Returns that entry, or NULL if there is none; the
+ * lock is held either way, and the caller releases *lock.  *link is set to
+ * the key's entry, as lock_entry() returns it, and *held (unless held is
+ * NULL) to the link to the returned entry, or NULL.  Caller holds no
+ * partition lock, nor any lock fence.h lists after them.  Whether the
+ * caller may touch the entry, and whether it must still be live, is the
+ * caller's to check.
+ */
+static FenceLeaseSlot *
+lock_token_entry(const char *key, int keylen, FenceToken token,
+				 LWLock **lock, uint32 *hash, int32 **link, int32 **held)
+{
+	int32	   *found;
+
+	*link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, lock, hash);
+	found = token_link(*hash, *link, token);
+	if (held != NULL)
+		*held = found;
+	return found ? &lease_slots[*found] : NULL;
+}
+
+/*
  * Session and transaction leases may be released and renewed only by the
  * backend that holds them; detached ones by a session of the role that
  * took them (any connection: that is what detached means) that has the
@@ -2536,16 +2560,13 @@ FenceLeaseAbandon(const char *key, int keylen, FenceToken token)
 	LWLock	   *lock;
 	uint32		hash;
 	int32	   *link;
-	int32	   *held;
 	FenceLeaseSlot *slot;
 	TimestampTz now;
 	bool		delayed = false;
 
 	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
 		return false;
-	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock, &hash);
-	held = token_link(hash, link, token);
-	slot = held ? &lease_slots[*held] : NULL;
+	slot = lock_token_entry(key, keylen, token, &lock, &hash, &link, NULL);
 	now = FenceNow();
 	if (slot && slot->lock_delay > 0 && slot->scope != FENCE_SCOPE_DETACHED &&
 		slot_is_taken(slot, now) && may_touch(slot))
@@ -2576,13 +2597,13 @@ release_token(const char *key, int keylen, FenceToken token, bool check_holder)
 	uint32		hash;
 	int32	   *link;
 	int32	   *held;
+	FenceLeaseSlot *slot;
 	bool		released = false;
 
 	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
 		return false;
-	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock, &hash);
-	held = token_link(hash, link, token);
-	if (held && (!check_holder || may_touch(&lease_slots[*held])))
+	slot = lock_token_entry(key, keylen, token, &lock, &hash, &link, &held);
+	if (slot && (!check_holder || may_touch(slot)))
 	{
 		if (held == link)
 			release_entry(link, lock);
@@ -2609,15 +2630,12 @@ FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 	LWLock	   *lock;
 	uint32		hash;
 	int32	   *link;
-	int32	   *held;
 	FenceLeaseSlot *slot;
 	TimestampTz now;
 	bool		renewed = false;
 
 	Assert(lease_shared != NULL);
-	link = lock_entry(MyDatabaseId, key, keylen, LW_EXCLUSIVE, &lock, &hash);
-	held = token_link(hash, link, token);
-	slot = held ? &lease_slots[*held] : NULL;
+	slot = lock_token_entry(key, keylen, token, &lock, &hash, &link, NULL);
 	now = FenceNow();
 	if (slot && slot_is_live(slot, now) && may_touch(slot))
 	{
