@@ -107,15 +107,11 @@ typedef struct
 
 typedef struct
 {
+	Tally		tally;			/* first: run_threads() adds it up */
 	int			id;
 	int			nconns;
 	Conn	   *conns;
 	uint64_t	rng;
-	uint64_t	jobs;
-	uint64_t	refused;
-	uint64_t	lost;
-	int			failed;
-	Latencies	lat;
 } Worker;
 
 static Mode mode;
@@ -297,7 +293,7 @@ on_redis_reply(Worker *w, Conn *c, redisReply *r, int *done)
 		case STEP_SET:
 			if (r->type == REDIS_REPLY_NIL)
 			{
-				w->refused++;
+				w->tally.refused++;
 				*done = 1;
 				return 0;
 			}
@@ -324,7 +320,7 @@ on_redis_reply(Worker *w, Conn *c, redisReply *r, int *done)
 			if (r->type != REDIS_REPLY_INTEGER)
 				return -1;
 			if (r->integer != 1)
-				w->lost++;
+				w->tally.lost++;
 			*done = 1;
 			return 0;
 		default:
@@ -380,7 +376,7 @@ on_pg_result(Worker *w, Conn *c, PGresult *r, int *done)
 			if (pg_failed(c, r, PGRES_COMMAND_OK))
 				return -1;
 			if (strcmp(PQcmdTuples(r), "1") != 0)
-				w->lost++;
+				w->tally.lost++;
 #ifdef HAVE_HIREDIS
 			c->step = STEP_RELEASE;
 			return send_command(c, "EVALSHA %s 1 lock:%ld %s", sha, c->key, c->owner);
@@ -398,8 +394,8 @@ on_pg_result(Worker *w, Conn *c, PGresult *r, int *done)
 				/* the first grant of the run follows no release */
 				if (released_at > 0 && t < deadline)
 				{
-					latency_add(&w->lat, t - released_at);
-					w->jobs++;
+					latency_add(&w->tally.lat, t - released_at);
+					w->tally.jobs++;
 				}
 				snprintf(tok, sizeof(tok), "%s", PQgetvalue(r, 0, 0));
 				released_at = now_s();
@@ -532,8 +528,8 @@ worker_main(void *arg)
 			}
 			if (mode != MODE_HANDOFF)
 			{
-				w->jobs++;
-				latency_add(&w->lat, now_s() - c->started);
+				w->tally.jobs++;
+				latency_add(&w->tally.lat, now_s() - c->started);
 			}
 			if (start_job(w, c) < 0)
 				goto fail;
@@ -543,7 +539,7 @@ worker_main(void *arg)
 	return NULL;
 
 fail:
-	w->failed = 1;
+	w->tally.failed = 1;
 	free(fds);
 	return NULL;
 }
@@ -574,12 +570,8 @@ int
 main(int argc, char **argv)
 {
 	Worker	   *workers;
-	pthread_t  *tids;
-	uint64_t	jobs = 0,
-				refused = 0,
-				lost = 0;
+	Tally		sum;
 	const char *latfile = NULL;
-	int			failed = 0;
 
 	if (argc < 2)
 		usage(argv[0]);
@@ -662,7 +654,6 @@ main(int argc, char **argv)
 #endif
 
 	workers = calloc(nthreads, sizeof(Worker));
-	tids = calloc(nthreads, sizeof(pthread_t));
 	for (int t = 0; t < nthreads; t++)
 	{
 		Worker	   *w = &workers[t];
@@ -727,24 +718,12 @@ main(int argc, char **argv)
 		}
 	}
 
-	pthread_barrier_init(&ready, NULL, nthreads + 1);
-	for (int t = 0; t < nthreads; t++)
-		pthread_create(&tids[t], NULL, worker_main, &workers[t]);
-	deadline = now_s() + seconds;
-	pthread_barrier_wait(&ready);
-	for (int t = 0; t < nthreads; t++)
-	{
-		pthread_join(tids[t], NULL);
-		jobs += workers[t].jobs;
-		refused += workers[t].refused;
-		lost += workers[t].lost;
-		failed |= workers[t].failed;
-	}
-	if (failed)
+	sum = run_threads(worker_main, workers, nthreads, sizeof(Worker), &ready, &deadline, seconds);
+	if (sum.failed)
 	{
 		fprintf(stderr, "bench_client: a connection failed\n");
 		return 1;
 	}
-	return finish_run("bench_client", latfile, &workers[0].lat, nthreads, sizeof(Worker),
-					  jobs, refused, lost, seconds);
+	return finish_run("bench_client", latfile, &workers[0].tally.lat, nthreads, sizeof(Worker),
+					  sum.jobs, sum.refused, sum.lost, seconds);
 }

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * bench_util.h
- *		What make bench's C clients share: the clock, the random keys and
- *		the latency samples (bench_client.c, coord_client.c, signal_client.c).
+ *		What make bench's C clients share: the clock, the random keys, the
+ *		latency samples and the timed run of threads (bench_client.c,
+ *		coord_client.c, signal_client.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -10,6 +11,7 @@
 #define BENCH_UTIL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,54 @@ latency_write(FILE *f, const Latencies *l)
 {
 	for (size_t i = 0; i < l->n; i++)
 		fprintf(f, "%u\n", l->us[i]);
+}
+
+/*
+ * What one thread of a timed run counts.  It is the first member of the
+ * thread's struct, so that run_threads() can add the threads' up.
+ */
+typedef struct
+{
+	uint64_t	jobs;
+	uint64_t	refused;
+	uint64_t	lost;
+	int			failed;			/* a connection failed: the run is void */
+	Latencies	lat;
+} Tally;
+
+/*
+ * A timed run of N threads: fn runs on each thread's struct (the first at
+ * FIRST, each SIZE bytes long, a Tally first in it).  Each thread waits on
+ * READY (for N + 1) before its first job, so that connections are all made
+ * before the clock starts; *DEADLINE, when the threads stop, is set SECONDS
+ * ahead just before they are let go.  Returns the sum of the threads'
+ * tallies once all have ended, its lat empty (finish_run() writes each
+ * thread's own).
+ */
+static inline Tally
+run_threads(void *(*fn) (void *), void *first, int n, size_t size,
+			pthread_barrier_t *ready, double *deadline, double seconds)
+{
+	pthread_t  *tids = calloc(n, sizeof(pthread_t));
+	Tally		sum = {0};
+
+	pthread_barrier_init(ready, NULL, n + 1);
+	for (int i = 0; i < n; i++)
+		pthread_create(&tids[i], NULL, fn, (char *) first + i * size);
+	*deadline = now_s() + seconds;
+	pthread_barrier_wait(ready);
+	for (int i = 0; i < n; i++)
+	{
+		const Tally *t = (const Tally *) ((const char *) first + i * size);
+
+		pthread_join(tids[i], NULL);
+		sum.jobs += t->jobs;
+		sum.refused += t->refused;
+		sum.lost += t->lost;
+		sum.failed |= t->failed;
+	}
+	free(tids);
+	return sum;
 }
 
 /*

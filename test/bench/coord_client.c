@@ -86,13 +86,9 @@ typedef enum
 
 typedef struct
 {
+	Tally		tally;			/* first: run_threads() adds it up */
 	int			id;
 	uint64_t	rng;
-	uint64_t	jobs;
-	uint64_t	refused;
-	uint64_t	lost;
-	int			failed;
-	Latencies	lat;
 	PGconn	   *pg;
 	/* etcd */
 	int			fd;
@@ -380,7 +376,7 @@ etcd_job(Client *c, long key)
 		return -1;
 	if (strstr(r, "\"succeeded\":true") == NULL)
 	{
-		c->refused++;
+		c->tally.refused++;
 		return 0;
 	}
 	/* the header's revision: the transaction's, so the put's */
@@ -389,7 +385,7 @@ etcd_job(Client *c, long key)
 	if ((w = pg_write(c, key, token)) < 0)
 		return -1;
 	if (w == 0)
-		c->lost++;
+		c->tally.lost++;
 	snprintf(body, sizeof(body),
 			 "{\"compare\":[{\"key\":\"%s\",\"result\":\"EQUAL\",\"target\":\"CREATE\",\"create_revision\":\"%lld\"}],"
 			 "\"success\":[{\"request_delete_range\":{\"key\":\"%s\"}}]}",
@@ -397,7 +393,7 @@ etcd_job(Client *c, long key)
 	if ((r = etcd_post(c, "/v3/kv/txn", body)) == NULL)
 		return -1;
 	if (strstr(r, "\"succeeded\":true") == NULL)
-		c->lost++;
+		c->tally.lost++;
 	return 0;
 }
 
@@ -472,17 +468,17 @@ zk_job(Client *c, long key)
 	deallocate_String_vector(&kids);
 	if (low != myseq)
 	{
-		c->refused++;
+		c->tally.refused++;
 		rc = zoo_delete(c->zh, created, -1);
 		return rc == ZOK ? 0 : -1;
 	}
 	if ((w = pg_write(c, key, (long long) st.czxid)) < 0)
 		return -1;
 	if (w == 0)
-		c->lost++;
+		c->tally.lost++;
 	rc = zoo_delete(c->zh, created, -1);
 	if (rc == ZNONODE)
-		c->lost++;
+		c->tally.lost++;
 	else if (rc != ZOK)
 		goto fail;
 	return 0;
@@ -562,13 +558,13 @@ client_main(void *arg)
 #endif
 		if (rc < 0)
 		{
-			c->failed = 1;
+			c->tally.failed = 1;
 			break;
 		}
 		if (now_s() >= deadline)
 			break;				/* as in bench_client.c: a job ending late is not counted */
-		c->jobs++;
-		latency_add(&c->lat, now_s() - t0);
+		c->tally.jobs++;
+		latency_add(&c->tally.lat, now_s() - t0);
 	}
 	return NULL;
 }
@@ -588,12 +584,8 @@ int
 main(int argc, char **argv)
 {
 	Client	   *clients;
-	pthread_t  *tids;
-	uint64_t	jobs = 0,
-				refused = 0,
-				lost = 0;
+	Tally		sum;
 	const char *latfile;
-	int			failed = 0;
 	char	  **a;
 
 	if (argc == 9 && strcmp(argv[1], "etcd-job") == 0)
@@ -665,7 +657,6 @@ main(int argc, char **argv)
 #endif
 
 	clients = calloc(nclients, sizeof(Client));
-	tids = calloc(nclients, sizeof(pthread_t));
 	for (int i = 0; i < nclients; i++)
 	{
 		Client	   *c = &clients[i];
@@ -681,20 +672,8 @@ main(int argc, char **argv)
 #endif
 	}
 
-	pthread_barrier_init(&ready, NULL, nclients + 1);
-	for (int i = 0; i < nclients; i++)
-		pthread_create(&tids[i], NULL, client_main, &clients[i]);
-	deadline = now_s() + seconds;
-	pthread_barrier_wait(&ready);
-	for (int i = 0; i < nclients; i++)
-	{
-		pthread_join(tids[i], NULL);
-		jobs += clients[i].jobs;
-		refused += clients[i].refused;
-		lost += clients[i].lost;
-		failed |= clients[i].failed;
-	}
-	if (failed)
+	sum = run_threads(client_main, clients, nclients, sizeof(Client), &ready, &deadline, seconds);
+	if (sum.failed)
 	{
 		fprintf(stderr, "coord_client: a client failed\n");
 		return 1;
@@ -718,6 +697,6 @@ main(int argc, char **argv)
 #endif
 		PQfinish(c->pg);
 	}
-	return finish_run("coord_client", latfile, &clients[0].lat, nclients, sizeof(Client),
-					  jobs, refused, lost, seconds);
+	return finish_run("coord_client", latfile, &clients[0].tally.lat, nclients, sizeof(Client),
+					  sum.jobs, sum.refused, sum.lost, seconds);
 }
