@@ -2744,10 +2744,7 @@ FenceLeaseGetStatusRole(Oid dbid, const char *key, int keylen,
 		*roleid = InvalidOid;
 	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
 		return FENCE_LEASE_RELEASED;
-	hash = lease_hash(dbid, key, keylen);
-	lock = partition_lock(hash);
-	LWLockAcquire(lock, LW_SHARED);
-	link = lookup_link(hash, dbid, key, keylen);
+	link = lock_entry(dbid, key, keylen, LW_SHARED, &lock, &hash);
 	held = token_link(hash, link, token);
 	slot = held ? &lease_slots[*held] : link ? &lease_slots[*link] : NULL;
 	if (slot && roleid != NULL && slot->token != 0)
