@@ -285,7 +285,11 @@ sub role_of
 
 # The leader (running, read-write) and its synchronous standby, once the
 # synchronous standby and every other node named in @others stream from the
-# leader (the standby as 'sync').
+# leader (the standby as 'sync') on the leader's timeline.  The timeline is
+# read on each standby: a former primary that Patroni restarted as a standby
+# before rewinding it fetches its old timeline from the leader up to the fork
+# and shows as 'streaming' in the leader's pg_stat_replication for a moment,
+# with its late writes still in it (doc/ha.md).
 sub wait_for_roles
 {
 	my ($secs, $others, $not) = @_;
@@ -303,7 +307,17 @@ sub wait_for_roles
 				"SELECT string_agg(application_name || '=' || sync_state, ',') FROM pg_stat_replication WHERE state = 'streaming' AND NOT pg_is_in_recovery()");
 		} // '';
 		my %got = map { split /=/ } split /,/, $repl;
-		return !grep { !$got{$_} || ($want{$_} eq 'sync' && $got{$_} ne 'sync') } keys %want;
+		return 0 if grep { !$got{$_} || ($want{$_} eq 'sync' && $got{$_} ne 'sync') } keys %want;
+		my $tli = eval {
+			$node{$leader}{pg}->safe_psql('postgres',
+				q{SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int});
+		} // 'none';
+		return !grep {
+			(eval {
+				$node{$_}{pg}->safe_psql('postgres',
+					q{SELECT status || ' on ' || received_tli FROM pg_stat_wal_receiver});
+			} // '') ne "streaming on $tli"
+		} keys %want;
 	});
 	return $ok ? ($leader, $sync) : ();
 }
@@ -534,7 +548,7 @@ push @seen, bg_finish($zombie);
 unlike($late->{out}, qr/ACKNOWLEDGED/, '... without its commit ever being acknowledged');
 note 'the late writer saw: ' . ($late->{err} =~ s/\s+/ /gr);
 ($l, $s) = wait_for_roles(90, [$leader]);
-expect_leader($l, $leader2, "the old primary $leader rejoins as a standby of $leader2");
+expect_leader($l, $leader2, "the old primary $leader rejoins as a standby of $leader2, on its timeline");
 is( $F->safe_psql('postgres', 'SELECT result || fence FROM jobs WHERE id = 3'),
 	"by worker-f$t_f", '... rewound: the late write it committed locally is gone');
 is( $L2->safe_psql('postgres', 'SELECT result || fence FROM jobs WHERE id = 3'),
