@@ -299,9 +299,9 @@ like($out, qr/^Goals: none judged in this run$/m, 'nothing judged');
 # (i) the queue alone: fenced claims (lease in WHERE) at 1.05x and 1.25x the
 # time of unfenced ones; the lease-in-FROM form at 2x, reported only
 my @queue = rate_samples('queue', [ '1 client' ],
-	{ plain => [ 1050, 1050 ], fence_stmt => [ 1000, 1000 ], fence => [ 525, 525 ] });
+	{ plain => [ 1050, 1050 ], noop => [ 1050, 1050 ], fence_stmt => [ 1000, 1000 ], fence => [ 525, 525 ] });
 push @queue, rate_samples('queue', [ '8 clients' ],
-	{ plain => [ 5000, 5000 ], fence_stmt => [ 4000, 4000 ], fence => [ 2500, 2500 ] });
+	{ plain => [ 5000, 5000 ], noop => [ 4400, 4400 ], fence_stmt => [ 4000, 4000 ], fence => [ 2500, 2500 ] });
 ($rc, $out) = run_report(samples('queue.tsv', @meta, @queue));
 is($rc, 0, 'the report runs on queue samples alone');
 like($out, qr/^  claim, unfenced \/ fenced, lease in WHERE\s+1\.05x \[1\.05-1\.05\] ok\s+1\.25x \[1\.25-1\.25\] MISS\s+time per claim, fenced \/ unfenced: goal <= 1\.10$/m,
@@ -310,6 +310,22 @@ like($out, qr/^  - queue: .* at 8 clients: 1\.25x/m, 'and 1.25x is a miss');
 like($out, qr/^  claim, unfenced \/ fenced, lease in FROM\s+2\.00x \[2\.00-2\.00\]\s+2\.00x \[2\.00-2\.00\]\s+the same, the lease in FROM: reported, not judged$/m,
 	'the lease-in-FROM form is reported, not judged');
 unlike($out, qr/^  - queue: .*lease in FROM/m, 'and is no goal missed');
+like($out, qr/^  claim, unfenced \/ unfenced, no-op trigger\s+1\.00x \[1\.00-1\.00\]\s+1\.14x \[1\.14-1\.14\]\s+the no-op C trigger: the floor of any row trigger$/m,
+	'the floor of any row trigger against the bare claim');
+like($out, qr/^  unfenced, no-op trigger \/ fenced, lease in WHERE\s+1\.05x \[1\.05-1\.05\]\s+1\.10x \[1\.10-1\.10\]\s+fenced, lease in WHERE, against that floor$/m,
+	'and the fenced claim against that floor, reported only');
+
+# (i') the same claim with synchronous_commit off: reported, never judged,
+# however far apart
+my @queue_off = rate_samples('queue_off', [ '1 client', '8 clients' ],
+	{ plain => [ 2000, 2000 ], noop => [ 2000, 2000 ], fence_stmt => [ 1000, 1000 ], fence => [ 1000, 1000 ] });
+($rc, $out) = run_report(samples('queue_off.tsv', @meta, @queue, @queue_off));
+is($rc, 0, 'the report runs on both queue passes');
+like($out, qr/^Queue: .*marked active, synchronous_commit off \(CPU, not the disk\)$/m, 'the off pass has a section of its own');
+like($out, qr/^  claim, unfenced \/ fenced, lease in WHERE\s+2\.00x \[2\.00-2\.00\]\s+2\.00x \[2\.00-2\.00\]\s+time per claim, fenced \/ unfenced: reported, not judged$/m,
+	'where the fenced claim is reported');
+my @missed = $out =~ /^  - (queue\S*):/mg;
+is("@missed", 'queue', 'and only the on pass can miss its goal');
 
 # (j) the signal alone
 my @signal = rate_samples('signal', [ 'p50', 'p99' ],
