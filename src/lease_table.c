@@ -351,8 +351,9 @@ static char my_wait_key[FENCE_MAX_KEY_LEN]; /* ... and its key, to release a
 											 * could not take */
 static int	my_wait_keylen = 0;
 static int32 my_role_limit = 0;	/* the acquire's role_limit, for the queue */
-static int32 my_spare_slots[2];	/* reserved free slots: a permit may need
-								 * one for itself and one for its key */
+#define FENCE_MAX_SPARES 2		/* a permit may need a slot for itself and
+								 * one for its key */
+static int32 my_spare_slots[FENCE_MAX_SPARES];	/* reserved free slots */
 static int	my_nspare = 0;
 static bool lease_exit_registered = false;	/* lease_exit_callback */
 
@@ -523,6 +524,18 @@ FenceLeaseShmemInit(void)
 }
 
 /* ---------- lookup ---------- */
+
+/*
+ * Could a key of keylen bytes be in the table?  Not if the table was never
+ * set up (fence not preloaded) or the length is no key's: the callers that
+ * must never ERROR (exit clean-up, status, the watchdog) answer "not held"
+ * then instead of looking.
+ */
+static inline bool
+table_may_hold(int keylen)
+{
+	return lease_shared != NULL && keylen > 0 && keylen <= FENCE_MAX_KEY_LEN;
+}
 
 static inline uint32
 lease_hash(Oid dbid, const char *key, int keylen)
@@ -1064,7 +1077,7 @@ reserve_slot(void)
 static bool
 have_spares(int n)
 {
-	Assert(n <= lengthof(my_spare_slots));
+	Assert(n <= FENCE_MAX_SPARES);
 	while (my_nspare < n)
 	{
 		int32		idx = pop_free();
@@ -2198,8 +2211,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	LWLock	   *lock = partition_lock(hash);
 	int			role_limit = 0;
 
-	Assert(lease_shared != NULL);
-	Assert(req->keylen > 0 && req->keylen <= FENCE_MAX_KEY_LEN);
+	Assert(table_may_hold(req->keylen));
 	Assert(my_wait_slot < 0 && my_nspare == 0);
 
 	/*
@@ -2281,7 +2293,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 						/* Counted only once it is ours: reserve_slot() may ERROR. */
 						int32		idx = reserve_slot();
 
-						Assert(my_nspare < lengthof(my_spare_slots));
+						Assert(my_nspare < FENCE_MAX_SPARES);
 						my_spare_slots[my_nspare++] = idx;
 					}
 					continue;
@@ -2564,7 +2576,7 @@ FenceLeaseAbandon(const char *key, int keylen, FenceToken token)
 	TimestampTz now;
 	bool		delayed = false;
 
-	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
+	if (!table_may_hold(keylen))
 		return false;
 	slot = lock_token_entry(key, keylen, token, &lock, &hash, &link, NULL);
 	now = FenceNow();
@@ -2600,7 +2612,7 @@ release_token(const char *key, int keylen, FenceToken token, bool check_holder)
 	FenceLeaseSlot *slot;
 	bool		released = false;
 
-	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
+	if (!table_may_hold(keylen))
 		return false;
 	slot = lock_token_entry(key, keylen, token, &lock, &hash, &link, &held);
 	if (slot && (!check_holder || may_touch(slot)))
@@ -2634,7 +2646,7 @@ FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 	TimestampTz now;
 	bool		renewed = false;
 
-	Assert(lease_shared != NULL);
+	Assert(table_may_hold(keylen));
 	slot = lock_token_entry(key, keylen, token, &lock, &hash, &link, NULL);
 	now = FenceNow();
 	if (slot && slot_is_live(slot, now) && may_touch(slot))
@@ -2742,7 +2754,7 @@ FenceLeaseGetStatusRole(Oid dbid, const char *key, int keylen,
 
 	if (roleid != NULL)
 		*roleid = InvalidOid;
-	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
+	if (!table_may_hold(keylen))
 		return FENCE_LEASE_RELEASED;
 	link = lock_entry(dbid, key, keylen, LW_SHARED, &lock, &hash);
 	held = token_link(hash, link, token);
@@ -2787,7 +2799,7 @@ FenceLeaseWaitEnd(Oid dbid, const char *key, int keylen, FenceToken token,
 	FenceLeaseStatus status = FENCE_LEASE_RELEASED;
 
 	*timed_out = false;
-	if (lease_shared == NULL || keylen <= 0 || keylen > FENCE_MAX_KEY_LEN)
+	if (!table_may_hold(keylen))
 		return FENCE_LEASE_RELEASED;
 	partition = lease_hash(dbid, key, keylen) % FENCE_LEASE_PARTITIONS;
 	watch = &lease_shared->watches[partition];
