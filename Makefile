@@ -5,6 +5,8 @@
 #   make test       every suite against a throwaway instance (test/run)
 #   make demo       replay the incident timelines on a throwaway instance (test/demo)
 #   make bench      side-by-side benchmarks (test/bench/run)
+#   make check-asserts
+#                   compile the sources as an assert-enabled server would
 #   make prove_installcheck PROVE_TESTS=t/001_crash.pl
 #                   TAP files (under test/) against the installed PostgreSQL
 #                   that PG_CONFIG names, with fence installed into it
@@ -106,6 +108,16 @@ endif
 
 fence--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
+
+# Assert() compiles to nothing unless PostgreSQL was configured with
+# --enable-cassert, so a server without it never compiles the asserted
+# expressions: this compiles every source once more as an assert-enabled
+# server would, writing no object.  The test harness runs it with -Werror.
+.PHONY: check-asserts
+check-asserts:
+	@for f in $(OBJS:.o=.c); do \
+		$(CC) $(CPPFLAGS) $(CFLAGS) -DUSE_ASSERT_CHECKING -fsyntax-only $(srcdir)/$$f || exit 1; \
+	done
 
 # The test harness uses the PostgreSQL of a PG_CONFIG given on the command
 # line or in the environment, else Debian's PostgreSQL 15 (installed first

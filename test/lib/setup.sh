@@ -183,6 +183,7 @@ fence_build() {
 		make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_CONFIG" clean >/dev/null
 	fi
 	make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_CONFIG" COPT=-Werror >/dev/null || exit 1
+	make -C "$FENCE_SRC" -s PG_CONFIG="$FENCE_PG_CONFIG" COPT=-Werror check-asserts || exit 1
 	echo "$want" >"$stamp"
 }
 
