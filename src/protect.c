@@ -110,14 +110,25 @@ refuse_child_trigger(Oid relid, bool protect)
 	}
 }
 
-/* Fail with 22023 when a fence_protect argument is NULL. */
+/*
+ * Fail with 22023 when argument argno (named name) of fence_protect or
+ * fence_unprotect is NULL.  Only the table has no default; for the others,
+ * leaving the argument out is what the caller most likely meant.
+ */
 static void
 require_arg(FunctionCallInfo fcinfo, int argno, const char *name)
 {
-	if (PG_ARGISNULL(argno))
+	if (!PG_ARGISNULL(argno))
+		return;
+	if (argno == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be null", name)));
+				 errmsg("argument \"%s\" must not be NULL", name),
+				 errhint("Name the table, for example 'public.orders'.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("argument \"%s\" must not be NULL", name),
+			 errhint("Leave the argument out to use its default.")));
 }
 
 PG_FUNCTION_INFO_V1(fence_protect);
