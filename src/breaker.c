@@ -309,16 +309,25 @@ get_duration(FunctionCallInfo fcinfo, int argno, const char *param,
 				 errmsg("breaker parameter \"%s\" must not be NULL", param),
 				 errhint("Omit it to use its default.")));
 	iv = PG_GETARG_INTERVAL_P(argno);
-	if (iv->month != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("breaker parameter \"%s\" cannot be given in months or years", param),
-				 errdetail("The value given was %s; a month has no fixed length.",
-						   interval_string(iv)),
-				 errhint("Give it in days, hours, minutes or seconds.")));
-	if (pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY, &usecs) ||
-		pg_add_s64_overflow(usecs, iv->time, &usecs) ||
-		usecs > (int64) INT_MAX * USECS_PER_SEC)
+#ifdef INTERVAL_NOT_FINITE
+	/* 'infinity' (PostgreSQL 17 and later) is out of range, '-infinity' negative. */
+	if (INTERVAL_NOT_FINITE(iv))
+		usecs = INTERVAL_IS_NOEND(iv) ? PG_INT64_MAX : PG_INT64_MIN;
+	else
+#endif
+	{
+		if (iv->month != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("breaker parameter \"%s\" cannot be given in months or years", param),
+					 errdetail("The value given was %s; a month has no fixed length.",
+							   interval_string(iv)),
+					 errhint("Give it in days, hours, minutes or seconds.")));
+		if (pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY, &usecs) ||
+			pg_add_s64_overflow(usecs, iv->time, &usecs))
+			usecs = PG_INT64_MAX;
+	}
+	if (usecs > (int64) INT_MAX * USECS_PER_SEC)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("breaker parameter \"%s\" is out of range", param),

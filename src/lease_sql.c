@@ -152,13 +152,25 @@ duration_out_of_range(DurationArg what, Interval *iv)
 	}
 }
 
-/* An interval as microseconds; months have no fixed length, so no months. */
+/*
+ * An interval as microseconds; months have no fixed length, so no months.
+ * 'infinity' and '-infinity' (PostgreSQL 17 and later) are the longest
+ * durations either way, for the caller's own range checks to judge: an
+ * infinite TTL exceeds fence.max_ttl, an infinite timeout is no limit, and
+ * a negative infinity is negative.
+ */
 static int64
 get_duration(FunctionCallInfo fcinfo, int argno, DurationArg what)
 {
 	Interval   *iv = PG_GETARG_INTERVAL_P(argno);
 	int64		usecs;
 
+#ifdef INTERVAL_NOT_FINITE
+	if (INTERVAL_IS_NOEND(iv))
+		return PG_INT64_MAX;
+	if (INTERVAL_IS_NOBEGIN(iv))
+		return PG_INT64_MIN;
+#endif
 	if (iv->month != 0)
 		duration_in_months(what, iv);
 	if (pg_mul_s64_overflow((int64) iv->day, USECS_PER_DAY, &usecs) ||
