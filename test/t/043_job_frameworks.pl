@@ -85,7 +85,8 @@ sub spawn
 		open(STDIN, '<', '/dev/null');
 		open(STDOUT, '>', $log) or POSIX::_exit(126);
 		open(STDERR, '>&', \*STDOUT);
-		exec @cmd;
+		# In a block, so that perl does not warn that the exit is never reached.
+		{ exec @cmd; }
 		POSIX::_exit(127);
 	}
 	$procs{$pid} = 1;
