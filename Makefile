@@ -40,9 +40,9 @@ OBJS = \
 # The install script of the current version is assembled from one piece per
 # concern, in this order (a later piece may use what an earlier one created).
 # Older versions' scripts and the update scripts are checked in as they
-# shipped: never edit src/sql/fence--1.0.sql nor src/sql/fence--1.1.sql; a
-# change goes into the pieces and, for existing installations, into the
-# newest update script.
+# shipped: never edit src/sql/fence--1.0.sql, src/sql/fence--1.1.sql nor
+# src/sql/fence--1.2.sql; a change goes into the pieces and, for existing
+# installations, into the newest update script.
 SQL_PARTS = \
 	src/sql/install.sql \
 	src/sql/token.sql \
@@ -59,7 +59,9 @@ DATA = \
 	src/sql/fence--1.0.sql \
 	src/sql/fence--1.0--1.1.sql \
 	src/sql/fence--1.1.sql \
-	src/sql/fence--1.1--1.2.sql
+	src/sql/fence--1.1--1.2.sql \
+	src/sql/fence--1.2.sql \
+	src/sql/fence--1.2--1.3.sql
 EXTRA_CLEAN = fence--$(EXTVERSION).sql
 
 # pg_regress suite: sql/ and expected/ at the top level (inputdir "."),

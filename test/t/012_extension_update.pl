@@ -4,8 +4,9 @@
 # protects tables, takes leases of every scope and writes fenced rows; then
 # the server restarts (the procedure doc/upgrading.md gives:
 # install the new files, restart, ALTER EXTENSION fence UPDATE) and the
-# extension is updated, through every version in between.  Database "old11"
-# installs fence 1.1 (its frozen script) and is updated the same way.
+# extension is updated, through every version in between.  Databases "old11"
+# and "old12" install fence 1.1 and 1.2 (their frozen scripts) and are
+# updated the same way.
 # Database "fresh" installs the current version.
 # Proven:
 #  (a) every member object of each updated extension is defined exactly as
@@ -32,7 +33,7 @@ my $current = $node->safe_psql('postgres',
 	q{SELECT default_version FROM pg_available_extensions WHERE name = 'fence'});
 my @versions = split /\n/, $node->safe_psql('postgres',
 	q{SELECT version FROM pg_available_extension_versions WHERE name = 'fence' ORDER BY version});
-for my $v ('1.0', '1.1')
+for my $v ('1.0', '1.1', '1.2')
 {
 	ok((grep { $_ eq $v } @versions), "$v is installable beside $current");
 }
@@ -195,6 +196,11 @@ $node->safe_psql('old11', q{CREATE EXTENSION fence VERSION '1.1'});
 is($node->safe_psql('old11', q{SELECT extversion FROM pg_extension WHERE extname = 'fence'}),
 	'1.1', 'database old11 runs fence 1.1');
 
+$node->safe_psql('postgres', 'CREATE DATABASE old12');
+$node->safe_psql('old12', q{CREATE EXTENSION fence VERSION '1.2'});
+is($node->safe_psql('old12', q{SELECT extversion FROM pg_extension WHERE extname = 'fence'}),
+	'1.2', 'database old12 runs fence 1.2');
+
 # --- restart, update ----------------------------------------------------------
 
 $node->restart;
@@ -216,13 +222,16 @@ $node->safe_psql('old', 'DROP VIEW my_leases');
 
 is($node->safe_psql('old', qq{
 SELECT path FROM pg_extension_update_paths('fence') WHERE source = '1.0' AND target = '$current'}),
-	"1.0--1.1--$current", "the update from 1.0 to $current runs through 1.1");
+	"1.0--1.1--1.2--$current", "the update from 1.0 to $current runs through 1.1 and 1.2");
 $node->safe_psql('old', 'ALTER EXTENSION fence UPDATE');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'fence'}),
 	$current, "database old updated to $current");
 $node->safe_psql('old11', 'ALTER EXTENSION fence UPDATE');
 is($node->safe_psql('old11', q{SELECT extversion FROM pg_extension WHERE extname = 'fence'}),
 	$current, "database old11 updated to $current");
+$node->safe_psql('old12', 'ALTER EXTENSION fence UPDATE');
+is($node->safe_psql('old12', q{SELECT extversion FROM pg_extension WHERE extname = 'fence'}),
+	$current, "database old12 updated to $current");
 
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION fence');
@@ -230,7 +239,7 @@ $node->safe_psql('fresh', 'CREATE EXTENSION fence');
 # (a) identical objects.
 my $fresh = $node->safe_psql('fresh', $describe);
 cmp_ok(scalar(split /\n/, $fresh), '>', 50, 'the description covers every member object');
-for my $from (['old', '1.0'], ['old11', '1.1'])
+for my $from (['old', '1.0'], ['old11', '1.1'], ['old12', '1.2'])
 {
 	my ($db, $version) = @$from;
 	my $updated = $node->safe_psql($db, $describe);
