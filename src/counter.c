@@ -62,6 +62,7 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/fmgrprotos.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -165,8 +166,73 @@ require_writable(void)
 }
 
 /*
- * Make everything the counter has logged so far durable, locally and on a
- * synchronous standby, before any of its values is handed out.
+ * Wait until the synchronous standbys, if any are configured, have flushed
+ * the WAL up to lsn, or ERROR.
+ *
+ * A block serves every session of the database, not only the one that
+ * happens to reserve it, so the reserving session's own synchronous_commit
+ * cannot decide how it is confirmed: a session at local or off would hand
+ * every other session tokens that the standby never received, and a
+ * failover would issue them again.  Nor can remote_write, which a standby
+ * crash can undo.  So the wait is always for the remote flush, what
+ * synchronous_commit = on waits for; SyncRepWaitForLSN caps any wait that
+ * is not a commit's there anyway, so remote_apply asks for nothing more.
+ *
+ * SyncRepWaitForLSN waits as the session's synchronous_commit says (not at
+ * all below remote_write), so "on" is put in force for the wait alone, at a
+ * GUC nest level of its own as a function's SET clause would be: the
+ * session's value comes back right after, or at the end of the transaction
+ * should anything in between ERROR.  Interrupts are held as a commit holds
+ * them (PostgreSQL 18 asserts it): the wait still ends on a cancel or a
+ * terminate, which it checks for itself.
+ */
+static void
+counter_wait_for_standbys(XLogRecPtr lsn)
+{
+	int			save_nestlevel;
+	XLogRecPtr	confirmed;
+
+	if (max_wal_senders == 0 || SyncRepStandbyNames == NULL ||
+		SyncRepStandbyNames[0] == '\0')
+		return;
+
+	save_nestlevel = NewGUCNestLevel();
+	if (synchronous_commit < SYNCHRONOUS_COMMIT_REMOTE_FLUSH)
+		(void) set_config_option("synchronous_commit", "on",
+								 PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	HOLD_INTERRUPTS();
+	SyncRepWaitForLSN(lsn, false);
+
+	/*
+	 * A cancel ends the wait early with only a WARNING; a token that the
+	 * standby may not have must not be handed out.  The public API cannot
+	 * tell the two endings apart: SyncRepWaitForLSN returns nothing, clears
+	 * QueryCancelPending itself before its WARNING, and leaves
+	 * MyProc->syncRepState at SYNC_REP_NOT_WAITING either way; the position
+	 * the synchronous standbys confirmed (after quorum or priority
+	 * selection) is kept only in WalSndCtl->lsn[], which walsender_private.h
+	 * declares.  SyncRepGetCandidateStandbys gives each standby's positions
+	 * but not that selection, which is static in syncrep.c.  So read
+	 * WalSndCtl->lsn[] under SyncRepLock, as syncrep.c does.
+	 */
+	LWLockAcquire(SyncRepLock, LW_SHARED);
+	confirmed = WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH];
+	LWLockRelease(SyncRepLock);
+	RESUME_INTERRUPTS();
+	AtEOXact_GUC(true, save_nestlevel);
+
+	if (confirmed < lsn)
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceled before the synchronous standby confirmed the fencing token"),
+				 errdetail("The token was not handed out."),
+				 errhint("Take the lease again once the standby is reachable.")));
+}
+
+/*
+ * Make everything the counter has logged so far durable, locally and on
+ * the synchronous standbys, before any of its values is handed out.
  */
 static void
 counter_make_durable(Oid relid)
@@ -183,41 +249,7 @@ counter_make_durable(Oid relid)
 	relation_close(rel, NoLock);
 
 	XLogFlush(lsn);
-
-	if (SyncRepRequested() && SyncRepStandbyNames != NULL &&
-		SyncRepStandbyNames[0] != '\0')
-	{
-		int			mode;
-		XLogRecPtr	confirmed;
-
-		SyncRepWaitForLSN(lsn, false);
-
-		/*
-		 * A cancel ends the wait early with only a WARNING; a token that the
-		 * standby may not have must not be handed out.  The public API
-		 * cannot tell the two endings apart: SyncRepWaitForLSN returns
-		 * nothing, clears QueryCancelPending itself before its WARNING, and
-		 * leaves MyProc->syncRepState at SYNC_REP_NOT_WAITING either way;
-		 * the position the synchronous standbys confirmed (after quorum or
-		 * priority selection) is kept only in WalSndCtl->lsn[], which
-		 * walsender_private.h declares.  SyncRepGetCandidateStandbys gives
-		 * each standby's positions but not that selection, which is static
-		 * in syncrep.c.  So read WalSndCtl->lsn[] under SyncRepLock, as
-		 * syncrep.c does.  The wait used the write position for
-		 * remote_write, the flush position otherwise.
-		 */
-		mode = (synchronous_commit == SYNCHRONOUS_COMMIT_REMOTE_WRITE) ?
-			SYNC_REP_WAIT_WRITE : SYNC_REP_WAIT_FLUSH;
-		LWLockAcquire(SyncRepLock, LW_SHARED);
-		confirmed = WalSndCtl->lsn[mode];
-		LWLockRelease(SyncRepLock);
-		if (confirmed < lsn)
-			ereport(ERROR,
-					(errcode(ERRCODE_QUERY_CANCELED),
-					 errmsg("canceled before the synchronous standby confirmed the fencing token"),
-					 errdetail("The token was not handed out."),
-					 errhint("Take the lease again once the standby is reachable.")));
-	}
+	counter_wait_for_standbys(lsn);
 }
 
 /*
