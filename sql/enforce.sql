@@ -57,12 +57,12 @@ DELETE FROM enf_channels WHERE id = 8 RETURNING *;
 UPDATE enf_channels SET fence = -1 WHERE id = 7;
 \echo :LAST_ERROR_SQLSTATE
 
--- A stored NULL fence counts as 0 ("never fenced").
+-- A stored NULL fence counts as 0 ("never fenced").  0 is never a token:
+-- setting it is a write without one, which keeps the stored fence.
 INSERT INTO enf_channels VALUES (9, 7, NULL);
 UPDATE enf_channels SET retention_days = 8, fence = 0 WHERE id = 9 RETURNING *;
 UPDATE enf_channels SET retention_days = 9, fence = 1 WHERE id = 9 RETURNING *;
-UPDATE enf_channels SET retention_days = 10, fence = 0 WHERE id = 9;
-\echo :LAST_ERROR_SQLSTATE
+UPDATE enf_channels SET retention_days = 10, fence = 0 WHERE id = 9 RETURNING *;
 
 -- INSERT with no token in effect keeps the value given, NULL included; a
 -- column default counts as given.  There is no stored row to be stale

@@ -32,7 +32,7 @@ CREATE TABLE enf_mem (id int, fence bigint);
 SELECT fence_protect('enf_mem');
 INSERT INTO enf_mem VALUES (1, 1);
 DROP TABLE enf_mem;
-UPDATE enf_keep SET fence = 0 WHERE id = 1;
+UPDATE enf_keep SET fence = 2 WHERE id = 1;
 SELECT n - :before AS entries FROM enf_contexts;
 DROP TABLE enf_keep;
 SELECT n - :before AS entries FROM enf_contexts;

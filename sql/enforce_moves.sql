@@ -21,7 +21,7 @@ SELECT fence_protect('enf_mv_hot', lease => 'enfmv:hot', strict => true,
 INSERT INTO enf_mv VALUES (1, 'cold', 'a', 0), (2, 'cold', 'b', 0);
 
 -- Without a token, a row cannot move in: an INSERT of fence 0 into the hot
--- partition would be refused (lease not held by token 0), and so is the
+-- partition is refused (0 is no token: require_token), and so is the
 -- move.
 \set VERBOSITY sqlstate
 INSERT INTO enf_mv VALUES (3, 'hot', 'direct', 0);

@@ -197,10 +197,10 @@ SELECT fence_protect('enf_nul', lease => 'enfs:nul-{id}', strict => true);
 INSERT INTO enf_nul VALUES (NULL, 0);
 \echo :LAST_ERROR_SQLSTATE
 -- A lease name that grows past 200 bytes with the row's value: at 200 it
--- is a lease name (not held: LF002), at 201 an error.
+-- is a lease name (not held by token 1: LF002), at 201 an error.
 CREATE TABLE enf_long (name text, fence bigint);
 SELECT fence_protect('enf_long', lease => 'enfs:{name}', strict => true);
-INSERT INTO enf_long VALUES (repeat('n', 195), 0);
+INSERT INTO enf_long VALUES (repeat('n', 195), 1);
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO enf_long VALUES (repeat('n', 196), 0);
 \echo :LAST_ERROR_SQLSTATE

@@ -15,8 +15,10 @@ UPDATE enf_tok SET v = 'w1', fence = 33 WHERE id = 1;
 UPDATE enf_tok SET v = 'w3', fence = '9223372036854775807' WHERE id = 1 RETURNING *;
 UPDATE enf_tok SET v = 'w4', fence = 9223372036854775806 WHERE id = 1;
 \echo :LAST_ERROR_SQLSTATE
--- The stored NULL counts as 0.
+-- The stored NULL counts as 0; 0 is no token, so setting it changes nothing
+-- but the other columns.
 UPDATE enf_tok SET v = 'c', fence = 0 WHERE id = 2 RETURNING *;
+UPDATE enf_tok SET v = 'c', fence = 1 WHERE id = 2 RETURNING *;
 SELECT * FROM enf_tok ORDER BY id;
 
 -- bigint.
@@ -54,7 +56,7 @@ UPDATE enf_int SET v = 'max', fence = 2147483647 WHERE id = 1 RETURNING *;
 ALTER TABLE enf_int DISABLE TRIGGER zz_fence_enforce;
 INSERT INTO enf_int VALUES (2, 'neg', -1);
 ALTER TABLE enf_int ENABLE TRIGGER zz_fence_enforce;
-UPDATE enf_int SET v = 'x', fence = 0 WHERE id = 2;
+UPDATE enf_int SET v = 'x', fence = 1 WHERE id = 2;
 \echo :LAST_ERROR_SQLSTATE
 
 -- Other types are refused (here by fence_protect; the trigger says the same,

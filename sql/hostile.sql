@@ -287,11 +287,14 @@ SELECT fence_use_token(1, repeat('k', 201));
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_use_token(1, repeat('k', 10000));
 \echo :LAST_ERROR_SQLSTATE
--- 0 and 2^63-1 are tokens; they stay in effect only for the transaction.
+-- 0 is no token (it marks a row never fenced); 2^63-1 is one, in effect
+-- only for the transaction.
+SELECT fence_use_token(0);
+\echo :LAST_ERROR_SQLSTATE
 BEGIN;
 SELECT fence_use_token(9223372036854775807);
 SELECT fence_current_token() AS in_effect;
-SELECT fence_use_token(0, 'hostile');
+SELECT fence_use_token(1, 'hostile');
 SELECT fence_current_token('hostile') AS in_effect_for_key;
 COMMIT;
 SELECT fence_current_token() <> 9223372036854775807 AS override_gone_after_commit;

@@ -117,6 +117,15 @@ static int	exec_depth = 0;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 
 /*
+ * The statement each of the outermost executor levels runs, so that the
+ * trigger can tell an INSERT that moves a row between partitions from an
+ * INSERT (running_move_insert).  Deeper levels are not kept: their INSERTs
+ * are judged by the move memo alone.
+ */
+#define EXEC_LEVELS_KEPT 32
+static QueryDesc *exec_query[EXEC_LEVELS_KEPT];
+
+/*
  * Row counts for fence_stats, kept here and added to the shared counters
  * when the transaction ends: one atomic add per transaction, not per row.
  */
@@ -139,6 +148,7 @@ static void enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 static void enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 								uint64 count, bool execute_once);
 #endif
+static uint64 row_fingerprint(EnforceTrigger *et, Relation rel, HeapTuple row);
 static void enforce_xact_callback(XactEvent event, void *arg);
 static void enforce_subxact_callback(SubXactEvent event,
 									 SubTransactionId mySubid,
@@ -169,6 +179,8 @@ move_memo_leave_level(void)
 		if (move_memo[i].depth >= exec_depth)
 			move_memo[i].stage = MOVE_FREE;
 	}
+	if (exec_depth <= EXEC_LEVELS_KEPT)
+		exec_query[exec_depth - 1] = NULL;
 	exec_depth--;
 }
 
@@ -186,6 +198,8 @@ enforce_ExecutorRun(QueryDesc *queryDesc, ScanDirection direction,
 #endif
 {
 	exec_depth++;
+	if (exec_depth <= EXEC_LEVELS_KEPT)
+		exec_query[exec_depth - 1] = queryDesc;
 	PG_TRY();
 	{
 #if PG_VERSION_NUM >= 180000
@@ -632,6 +646,35 @@ move_memo_find(Oid family)
 }
 
 /*
+ * The memo of a row that an UPDATE under another protection is moving into
+ * this partition: its DELETE half passed at this executor level, and the
+ * row is the one it let through.  NULL if none.
+ */
+static MoveMemo *
+move_memo_moving_in(EnforceTrigger *et, Relation rel, HeapTuple newrow)
+{
+	uint64		fingerprint = 0;
+	bool		computed = false;
+
+	for (int i = 0; i < MOVE_MEMO_SLOTS; i++)
+	{
+		MoveMemo   *m = &move_memo[i];
+
+		if (m->stage != MOVE_DELETED || m->depth != exec_depth ||
+			m->family == et->family)
+			continue;
+		if (!computed)
+		{
+			fingerprint = row_fingerprint(et, rel, newrow);
+			computed = true;
+		}
+		if (m->fingerprint == fingerprint)
+			return m;
+	}
+	return NULL;
+}
+
+/*
  * A fingerprint of a row's values that does not depend on the order of its
  * columns (partitions may differ in it, and in dropped columns): the sum,
  * over the columns, of the column name's hash combined with the value's.
@@ -710,6 +753,43 @@ move_memo_set(EnforceTrigger *et, TriggerData *trigdata, HeapTuple newrow,
 	m->token = token;
 }
 
+/*
+ * Is the INSERT the trigger was fired for the INSERT half of an UPDATE that
+ * moves a row between partitions?  Nothing in TriggerData says so, but the
+ * statement running at this executor level does: an UPDATE inserts only
+ * rows it moves, and so does a MERGE while one of its UPDATE actions runs
+ * (PostgreSQL 17 and later name the running action; on 15, a MERGE
+ * without INSERT actions).  Other statements that can move rows, writable
+ * CTEs and a MERGE of 15 with both kinds of action, cannot be told apart
+ * from an INSERT here: false, and the move memo alone decides.
+ */
+static bool
+running_move_insert(void)
+{
+	QueryDesc  *qd;
+
+	if (exec_depth < 1 || exec_depth > EXEC_LEVELS_KEPT)
+		return false;
+	qd = exec_query[exec_depth - 1];
+	if (qd == NULL || qd->plannedstmt->hasModifyingCTE)
+		return false;
+	if (qd->operation == CMD_UPDATE)
+		return true;
+	if (qd->operation == CMD_MERGE && qd->planstate != NULL &&
+		IsA(qd->planstate, ModifyTableState))
+	{
+		ModifyTableState *mt = (ModifyTableState *) qd->planstate;
+
+#if PG_VERSION_NUM >= 170000
+		return mt->mt_merge_action != NULL &&
+			mt->mt_merge_action->mas_action->commandType == CMD_UPDATE;
+#else
+		return (mt->mt_merge_subcommands & MERGE_INSERT) == 0;
+#endif
+	}
+	return false;
+}
+
 static void
 move_memo_forget_all(void)
 {
@@ -728,8 +808,12 @@ move_memo_forget_all(void)
  * MERGE hands every BEFORE UPDATE trigger the columns all of its UPDATE
  * actions set (on 15 to 18), and "fence = CASE ... ELSE fence END" or an
  * ORM saving every column back copy the stored value.  INSERT: the token in
- * effect, else the value given.  DELETE: the token in effect.  A NULL is no
- * token.
+ * effect, else the value given; for a row moved in from another partition
+ * (moved_in), the token in effect only: the value is the fence the row
+ * had.  DELETE: the token in effect.  A NULL is no token, and neither is 0,
+ * which marks a row never fenced (the documented column default): counted
+ * as a token, it would let a writer that never took a lease through
+ * require_token with nothing but the default.
  *
  * Looking up the token in effect needs the row's lease name: then *key
  * points to it (built in keybuf), so that strict mode need not build it
@@ -737,8 +821,8 @@ move_memo_forget_all(void)
  */
 static TokenSource
 write_token(EnforceTrigger *et, TriggerData *trigdata, HeapTuple oldrow,
-			HeapTuple newrow, HeapTuple keyrow, FenceToken *token,
-			char *keybuf, const char **key, int *keylen)
+			HeapTuple newrow, HeapTuple keyrow, bool moved_in,
+			FenceToken *token, char *keybuf, const char **key, int *keylen)
 {
 	EnforceConfig *cfg = &et->cfg;
 	Relation	rel = trigdata->tg_relation;
@@ -754,10 +838,11 @@ write_token(EnforceTrigger *et, TriggerData *trigdata, HeapTuple oldrow,
 	{
 		value = heap_getattr(newrow, cfg->attnum, tupdesc, &isnull);
 		if (!isnull)
+			set_token = datum_to_token(et, rel, value, false);
+		if (set_token != 0)
 		{
 			FenceToken	stored = 0;
 
-			set_token = datum_to_token(et, rel, value, false);
 			has_set = true;
 			value = heap_getattr(oldrow, cfg->attnum, tupdesc, &isnull);
 			if (!isnull)
@@ -780,13 +865,14 @@ write_token(EnforceTrigger *et, TriggerData *trigdata, HeapTuple oldrow,
 		return TOKEN_FROM_COLUMN;
 	}
 
-	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) && !moved_in)
 	{
 		value = heap_getattr(newrow, cfg->attnum, tupdesc, &isnull);
 		if (!isnull)
 		{
 			*token = datum_to_token(et, rel, value, false);
-			return TOKEN_GIVEN;
+			if (*token != 0)
+				return TOKEN_GIVEN;
 		}
 	}
 	return TOKEN_NONE;
@@ -815,6 +901,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 	Datum		value;
 	bool		isnull;
 	MoveMemo   *memo;
+	bool		moved_in = false;	/* a row moved in from another partition */
 	const char *key = NULL;
 	int			keylen = 0;
 	char		keybuf[FENCE_MAX_KEY_LEN];
@@ -893,8 +980,29 @@ fence_enforce(PG_FUNCTION_ARGS)
 		memo->stage = MOVE_FREE;
 	}
 
-	source = write_token(et, trigdata, oldrow, newrow, keyrow, &token,
-						 keybuf, &key, &keylen);
+	/*
+	 * A row moved in from a partition under another protection, or none:
+	 * judged as an INSERT, except that the fence it carries is the one it
+	 * had, not this write's token, and a token below it is stale.  The
+	 * UPDATE's token, if a protection of the old partition saw one, counts
+	 * when none is in effect for this trigger's lease.
+	 */
+	memo = NULL;
+	if (is_insert && rel->rd_rel->relispartition)
+	{
+		memo = move_memo_moving_in(et, rel, newrow);
+		moved_in = (memo != NULL || running_move_insert());
+		if (memo != NULL)
+			memo->stage = MOVE_FREE;
+	}
+
+	source = write_token(et, trigdata, oldrow, newrow, keyrow, moved_in,
+						 &token, keybuf, &key, &keylen);
+	if (source == TOKEN_NONE && memo != NULL && memo->has_token)
+	{
+		token = memo->token;
+		source = TOKEN_IN_EFFECT;
+	}
 
 	if (source == TOKEN_NONE)
 	{
@@ -932,17 +1040,22 @@ fence_enforce(PG_FUNCTION_ARGS)
 		return PointerGetDatum(is_insert || is_update ? newrow : oldrow);
 	}
 
-	/* UPDATE and DELETE: a token below the row's fence is stale. */
-	if (!is_insert)
+	/*
+	 * UPDATE and DELETE: a token below the row's fence is stale; so is one
+	 * below the fence a moved row carries.  A moved row is never skipped:
+	 * its DELETE half has run, and leaving out the INSERT would lose it.
+	 */
+	if (!is_insert || moved_in)
 	{
 		FenceToken	stored = 0;
 
-		value = heap_getattr(oldrow, cfg->attnum, RelationGetDescr(rel), &isnull);
+		value = heap_getattr(moved_in ? newrow : oldrow, cfg->attnum,
+							 RelationGetDescr(rel), &isnull);
 		if (!isnull)
 			stored = datum_to_token(et, rel, value, true);
 		if (token < stored)
 		{
-			if (cfg->skip)
+			if (cfg->skip && !moved_in)
 			{
 				count_skipped++;
 				return PointerGetDatum(NULL);
@@ -980,7 +1093,7 @@ fence_enforce(PG_FUNCTION_ARGS)
 		status = FenceStrictCheck(key, keylen, token, RelationGetRelid(rel));
 		if (status != FENCE_LEASE_HELD)
 		{
-			if (cfg->skip)
+			if (cfg->skip && !moved_in)
 			{
 				count_skipped++;
 				return PointerGetDatum(NULL);

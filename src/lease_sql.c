@@ -736,6 +736,17 @@ use_token(FunctionCallInfo fcinfo, bool int_key)
 	LeaseKey	key;
 	bool		has_key = !PG_ARGISNULL(1);
 
+	/*
+	 * 0 is the fence of a row never fenced, and no lease has it: in effect,
+	 * it would pass require_token without a lease.
+	 */
+	if (token == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("0 is not a fencing token"),
+				 errdetail("A fence of 0 marks a row that no holder has written; every token a lease grants is 1 or greater."),
+				 errhint("Pass the token that granted the lease.")));
+
 	if (has_key)
 		get_key(fcinfo, 1, int_key, &key);
 	FenceSessionUseToken(token, has_key ? key.data : NULL, has_key ? key.len : 0);
