@@ -44,7 +44,8 @@ ROLLBACK;
 SELECT fence_try_lease('enfs:retention', '30 seconds')::bigint AS t2 \gset
 SELECT :t2 > :t1 AS newer;
 UPDATE enf_s SET v = 'w2' WHERE id = 1 RETURNING fence = :t2 AS stamped;
--- A value set in the fence column is checked too.
+-- A value set in the fence column is checked too (one above every token
+-- this database issued is refused before that: 22023).
 \set VERBOSITY sqlstate
 UPDATE enf_s SET v = 'old', fence = :t1 WHERE id = 2;
 UPDATE enf_s SET v = 'higher', fence = :t2 + 1 WHERE id = 2;

@@ -291,12 +291,26 @@ SELECT fence_use_token(1, repeat('k', 10000));
 -- only for the transaction.
 SELECT fence_use_token(0);
 \echo :LAST_ERROR_SQLSTATE
+-- A token this database's counter never issued is refused, unless a
+-- superuser says its tokens may come from elsewhere.
+\set VERBOSITY terse
+SELECT fence_use_token(9223372036854775807);
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+CREATE ROLE regress_fence_hostile;
+SET ROLE regress_fence_hostile;
+SET fence.external_tokens = on;
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+DROP ROLE regress_fence_hostile;
+SET fence.external_tokens = on;
 BEGIN;
 SELECT fence_use_token(9223372036854775807);
 SELECT fence_current_token() AS in_effect;
 SELECT fence_use_token(1, 'hostile');
 SELECT fence_current_token('hostile') AS in_effect_for_key;
 COMMIT;
+RESET fence.external_tokens;
 SELECT fence_current_token() <> 9223372036854775807 AS override_gone_after_commit;
 
 -- fence_break(key) (admin)
@@ -465,15 +479,22 @@ UPDATE hostile_t SET fence = 5;
 UPDATE hostile_t SET fence = 4;
 \echo :LAST_ERROR_SQLSTATE
 DROP TRIGGER hostile_no_args ON hostile_t;
--- With the real trigger: a token at 2^63-1 is accepted, nothing is above it,
--- and a negative fence cannot be written.
+-- With the real trigger: a token at 2^63-1 that this database never issued
+-- is refused; as a token from elsewhere it is accepted, nothing is above
+-- it, and a negative fence cannot be written.
 SELECT fence_protect('hostile_t') IS NOT NULL AS protected;
+\set VERBOSITY terse
+UPDATE hostile_t SET fence = 9223372036854775807;
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+SET fence.external_tokens = on;
 UPDATE hostile_t SET fence = 9223372036854775807;
 UPDATE hostile_t SET fence = 9223372036854775806;
 \echo :LAST_ERROR_SQLSTATE
 UPDATE hostile_t SET fence = -1;
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence FROM hostile_t;
+RESET fence.external_tokens;
 DROP VIEW hostile_v;
 DROP TABLE hostile_t;
 

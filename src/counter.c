@@ -60,6 +60,7 @@
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/fmgrprotos.h"
 #include "utils/guc.h"
@@ -669,6 +670,109 @@ FenceCounterAdvance(FenceToken at_least)
 	result = block->issued;
 	SpinLockRelease(&block->mutex);
 	return result;
+}
+
+/*
+ * The highest token this database's counter may have issued, cached: it
+ * only grows while the counter is the same sequence.  And the transaction
+ * in which the counter was last seen never to have issued one.
+ */
+static Oid	issued_bound_relid = InvalidOid;
+static FenceToken issued_bound = 0;
+static LocalTransactionId never_issued_lxid = InvalidLocalTransactionId;
+
+static LocalTransactionId
+current_lxid(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return MyProc->vxid.lxid;
+#else
+	return MyProc->lxid;
+#endif
+}
+
+/*
+ * Could this database's counter have issued "token"?  True when it is at
+ * or below the highest token issued (or skipped by fence_advance_tokens),
+ * and when this database's counter has never issued one: then its tokens
+ * come from leases on another server, which this one cannot check (and so
+ * with fence.external_tokens, for a database that does both).
+ * Otherwise false, with *highest set: the token is a number no lease of
+ * this database ever had, and a write that stamps it on a row would fence
+ * out every real holder until the counter got there.
+ *
+ * The bound is the block in shared memory (the highest token handed out
+ * since the server started, above every earlier one), else, before the
+ * first grant since then, the sequence's value: the end of the last block
+ * reserved, up to two blocks above the last token handed out.  Cheap when
+ * the token is below what was seen before: the trigger calls it per row.
+ * Takes the block's spinlock; may read the sequence (so no LWLock held).
+ */
+static bool
+counter_may_have_issued(FenceToken token, FenceToken *highest)
+{
+	Oid			relid;
+	FenceCounterBlock *block;
+	FenceToken	bound = 0;
+
+	if (fence_external_tokens)
+		return true;
+	if (OidIsValid(issued_bound_relid) && issued_bound_relid == counter_relid &&
+		token <= issued_bound)
+		return true;
+	if (never_issued_lxid == current_lxid() &&
+		never_issued_lxid != InvalidLocalTransactionId)
+		return true;
+
+	relid = counter_oid();
+	block = fence_preloaded ? FenceDbCounterBlock(true) : NULL;
+	if (block != NULL)
+	{
+		SpinLockAcquire(&block->mutex);
+		if (block->relid == relid && block->last > 0)
+			bound = block->issued;
+		SpinLockRelease(&block->mutex);
+	}
+	if (bound == 0)
+	{
+		bool		called;
+		int64		last = counter_as_owner(relid, false, 0, &called);
+
+		if (!called)
+		{
+			never_issued_lxid = current_lxid();
+			return true;
+		}
+		bound = (FenceToken) last;
+	}
+	if (issued_bound_relid != relid || bound > issued_bound)
+	{
+		issued_bound_relid = relid;
+		issued_bound = bound;
+	}
+	*highest = bound;
+	return token <= bound;
+}
+
+/*
+ * ERROR unless this database's counter could have issued "token" (see
+ * counter_may_have_issued): the trigger calls it for the token of every
+ * write, fence_use_token for the token it is given.  No LWLock held.
+ */
+void
+FenceCounterRequireIssued(FenceToken token)
+{
+	FenceToken	highest = 0;
+
+	if (likely(counter_may_have_issued(token, &highest)))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("fencing token %lld was never issued in database \"%s\"",
+					(long long) token, get_database_name(MyDatabaseId)),
+			 errdetail("The highest token this database's counter has issued is %lld; a fence above it would reject every real holder.",
+					   (long long) highest),
+			 errhint("Use the token a lease granted. If this database's tables take tokens from leases on another server, a superuser can set fence.external_tokens for it.")));
 }
 
 /*

@@ -1040,6 +1040,9 @@ fence_enforce(PG_FUNCTION_ARGS)
 		return PointerGetDatum(is_insert || is_update ? newrow : oldrow);
 	}
 
+	/* No path may stamp a number that no lease of this database ever had. */
+	FenceCounterRequireIssued(token);
+
 	/*
 	 * UPDATE and DELETE: a token below the row's fence is stale; so is one
 	 * below the fence a moved row carries.  A moved row is never skipped:

@@ -127,9 +127,10 @@ extern int	fence_lock_delay_ms;
 extern int	fence_max_databases;
 extern int	fence_max_leases_per_role;
 extern bool fence_log_lease_waits;
+extern bool fence_external_tokens;
 extern int	fence_max_breakers;
 extern char *fence_carried_tokens;
-extern const FenceCarried *fence_carried;
+extern const FenceCarried *FenceCarriedInEffect(void);
 extern void FenceGucInit(void);
 extern int	FenceMaxLeasesPerRole(void);
 extern void FenceCarriedAppend(StringInfo buf, char kind, FenceToken token,
@@ -223,6 +224,7 @@ extern FenceToken FenceCounterNext(void);
 extern bool FenceCounterTryNext(FenceToken *token);
 extern void FenceCounterReserveAhead(void);
 extern FenceToken FenceCounterAdvance(FenceToken at_least);
+extern void FenceCounterRequireIssued(FenceToken token);
 
 /* lease_table.c */
 typedef enum FenceLeaseStatus

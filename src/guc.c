@@ -11,6 +11,7 @@
 #include <limits.h>
 
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
@@ -23,10 +24,13 @@ int			fence_restart_grace_ms = 0;
 int			fence_lock_delay_ms = 0;
 int			fence_max_databases = 1024;
 int			fence_max_leases_per_role = -1;
+bool		fence_external_tokens = false;
 bool		fence_log_lease_waits = false;
 int			fence_max_breakers = 1024;
 char	   *fence_carried_tokens = NULL;
-const FenceCarried *fence_carried = NULL;
+static const FenceCarried *fence_carried = NULL;
+static LocalTransactionId carried_lxid = InvalidLocalTransactionId;
+static Oid	carried_userid = InvalidOid;
 
 static bool check_carried_tokens(char **newval, void **extra, GucSource source);
 static void assign_carried_tokens(const char *newval, void *extra);
@@ -46,6 +50,15 @@ static void assign_carried_tokens(const char *newval, void *extra);
  * setting's "extra": PostgreSQL keeps it with the value, and restores both
  * at ROLLBACK TO SAVEPOINT and at transaction end, so what the trigger reads
  * is always the value in effect, at the cost of a pointer read per row.
+ *
+ * It counts only as Citus propagates it: with Citus loaded, for the
+ * transaction that set it (Citus sends SET LOCAL in each remote
+ * transaction) and the role that set it.  A value set in an earlier
+ * transaction, one given as a default (ALTER ROLE or DATABASE ... SET,
+ * PGOPTIONS: refused by the check), or one that a role set before a SECURITY
+ * DEFINER function switched to its owner, is not in effect: otherwise a
+ * database owner could give every tokenless write of other roles, an
+ * operator's manual fix, a token of their choosing.
  */
 
 /* Append one item to a carried_tokens value. */
@@ -94,6 +107,11 @@ check_carried_tokens(char **newval, void **extra, GucSource source)
 
 	if (p == NULL || *p == '\0')
 		return true;			/* nothing carried: extra stays NULL */
+	if (source != PGC_S_SESSION)
+	{
+		GUC_check_errdetail("fence sets fence.carried_tokens on a Citus coordinator's worker nodes, with SET LOCAL in each transaction; it cannot be a default.");
+		return false;
+	}
 
 	/* First pass: check the syntax, and count. */
 	while (*p != '\0')
@@ -163,10 +181,51 @@ bad:
 	return false;
 }
 
+static LocalTransactionId
+current_lxid(void)
+{
+	if (MyProc == NULL)
+		return InvalidLocalTransactionId;
+#if PG_VERSION_NUM >= 170000
+	return MyProc->vxid.lxid;
+#else
+	return MyProc->lxid;
+#endif
+}
+
+/* Citus's library is loaded (its settings are no placeholders). */
+static bool
+citus_library_loaded(void)
+{
+	return GetConfigOption("citus.propagate_set_commands", true, false) != NULL &&
+		(GetConfigOptionFlags("citus.propagate_set_commands", true) &
+		 GUC_CUSTOM_PLACEHOLDER) == 0;
+}
+
 static void
 assign_carried_tokens(const char *newval, void *extra)
 {
 	fence_carried = (const FenceCarried *) extra;
+	carried_lxid = InvalidLocalTransactionId;
+	carried_userid = InvalidOid;
+	if (fence_carried != NULL && citus_library_loaded())
+	{
+		carried_lxid = current_lxid();
+		carried_userid = GetUserId();
+	}
+}
+
+/*
+ * The carried token in effect, if it counts now (see above): set in this
+ * transaction, by the current user, with Citus loaded.  NULL otherwise.
+ */
+const FenceCarried *
+FenceCarriedInEffect(void)
+{
+	if (fence_carried == NULL || carried_lxid == InvalidLocalTransactionId ||
+		carried_lxid != current_lxid() || carried_userid != GetUserId())
+		return NULL;
+	return fence_carried;
 }
 
 void
@@ -272,6 +331,20 @@ FenceGucInit(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	/*
+	 * Whether this database takes tokens its own counter never issued.  A
+	 * superuser's decision, per database: the role that could turn it on
+	 * could stamp rows with a number no holder has.
+	 */
+	DefineCustomBoolVariable("fence.external_tokens",
+							 "Accepts fencing tokens above the highest this database's counter issued.",
+							 "For a database whose fenced tables take tokens from leases on another server while it also grants leases of its own.",
+							 &fence_external_tokens,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomIntVariable("fence.max_breakers",
 							"Capacity of the shared circuit-breaker table.",
 							"Each breaker takes about 232 bytes of shared memory.",
@@ -285,8 +358,9 @@ FenceGucInit(void)
 
 	/*
 	 * Any role may set it, as any role may call fence_use_token(): it gives
-	 * a session no token it could not give itself.  Kept out of SHOW ALL and
-	 * the sample file, since it is not a knob.
+	 * a session no token it could not give itself, and counts only where
+	 * FenceCarriedInEffect() says.  Kept out of SHOW ALL and the sample
+	 * file, since it is not a knob.
 	 */
 	DefineCustomStringVariable("fence.carried_tokens",
 							   "The token in effect of a Citus coordinator's session, carried to the worker nodes.",

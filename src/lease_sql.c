@@ -746,6 +746,7 @@ use_token(FunctionCallInfo fcinfo, bool int_key)
 				 errmsg("0 is not a fencing token"),
 				 errdetail("A fence of 0 marks a row that no holder has written; every token a lease grants is 1 or greater."),
 				 errhint("Pass the token that granted the lease.")));
+	FenceCounterRequireIssued(token);
 
 	if (has_key)
 		get_key(fcinfo, 1, int_key, &key);

@@ -21,6 +21,18 @@
  * without a key), else 4.  fence_use_token settings follow the transaction
  * like SET LOCAL: rolling back a savepoint undoes those made inside it.
  *
+ * A fence_use_token setting counts only for writes made as the role that
+ * was the current user when it was set.  A token is whatever number the
+ * caller passes, so without this a caller could choose the token of the
+ * writes a SECURITY DEFINER function makes under the lease it takes for
+ * itself, and stamp rows that the caller may not even update with a token
+ * above every holder's.  Inside such a function (or any change of the
+ * current user) the caller's settings are not in effect, and the
+ * function's own are not in effect for the caller after it returns.  The
+ * leases this backend remembers (3 and 4) count for every role: their
+ * tokens were granted, and a grant's token is above every fence written
+ * before it, so no choice of one can fence out a later holder.
+ *
  * A session with none of these uses the token in effect carried to it
  * (fence.carried_tokens): on a Citus worker node, the shard writes of a
  * coordinator's statement run in backends of their own, and the coordinator
@@ -43,6 +55,7 @@
 
 #include "access/xact.h"
 #include "lib/ilist.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "storage/ipc.h"
 #include "tcop/utility.h"
@@ -67,6 +80,7 @@ typedef struct TokenOverride
 	char		key[FENCE_MAX_KEY_LEN + 1];
 	FenceToken	token;
 	SubTransactionId subid;
+	Oid			roleid;			/* the current user who set it */
 } TokenOverride;
 
 static HTAB *session_leases = NULL;
@@ -291,6 +305,7 @@ void
 FenceSessionUseToken(FenceToken token, const char *key, int keylen)
 {
 	SubTransactionId subid = GetCurrentSubTransactionId();
+	Oid			roleid = GetUserId();
 	char		buf[FENCE_MAX_KEY_LEN + 1];
 	bool		has_key = (key != NULL);
 	TokenOverride *o;
@@ -303,7 +318,8 @@ FenceSessionUseToken(FenceToken token, const char *key, int keylen)
 	for (int i = 0; i < n_overrides; i++)
 	{
 		o = &overrides[i];
-		if (o->subid == subid && o->has_key == has_key &&
+		if (o->subid == subid && o->roleid == roleid &&
+			o->has_key == has_key &&
 			(!has_key || strcmp(o->key, buf) == 0))
 		{
 			o->token = token;
@@ -337,6 +353,7 @@ FenceSessionUseToken(FenceToken token, const char *key, int keylen)
 		strcpy(o->key, buf);
 	o->token = token;
 	o->subid = subid;
+	o->roleid = roleid;
 	n_overrides++;
 }
 
@@ -364,6 +381,35 @@ recompute_latest(void)
 	latest_known = true;
 }
 
+/*
+ * The latest fence_use_token setting that the current user made, for this
+ * lease name (keyed: only one naming it; else one naming any or none) or,
+ * unkeyed, one naming no lease; NULL if none.
+ */
+static const TokenOverride *
+latest_override(bool keyed, const char *lease_key, int keylen, bool any)
+{
+	Oid			roleid;
+
+	if (n_overrides == 0)
+		return NULL;
+	roleid = GetUserId();
+	for (int i = n_overrides - 1; i >= 0; i--)
+	{
+		const TokenOverride *o = &overrides[i];
+
+		if (o->roleid != roleid)
+			continue;
+		if (any)
+			return o;
+		if (keyed ? (o->has_key && strlen(o->key) == (size_t) keylen &&
+					 memcmp(o->key, lease_key, keylen) == 0) :
+			!o->has_key)
+			return o;
+	}
+	return NULL;
+}
+
 /* The session's own token in effect (FenceSessionTokenInEffect). */
 static bool
 own_token_in_effect(const char *lease_key, int keylen, FenceToken *token)
@@ -372,28 +418,16 @@ own_token_in_effect(const char *lease_key, int keylen, FenceToken *token)
 
 	if (n_overrides > 0)
 	{
+		const TokenOverride *o;
+
 		if (lease_key == NULL)
+			o = latest_override(false, NULL, 0, true);
+		else if ((o = latest_override(true, lease_key, keylen, false)) == NULL)
+			o = latest_override(false, NULL, 0, false);
+		if (o != NULL)
 		{
-			*token = overrides[n_overrides - 1].token;
+			*token = o->token;
 			return true;
-		}
-		for (int i = n_overrides - 1; i >= 0; i--)
-		{
-			if (overrides[i].has_key &&
-				strlen(overrides[i].key) == (size_t) keylen &&
-				memcmp(overrides[i].key, lease_key, keylen) == 0)
-			{
-				*token = overrides[i].token;
-				return true;
-			}
-		}
-		for (int i = n_overrides - 1; i >= 0; i--)
-		{
-			if (!overrides[i].has_key)
-			{
-				*token = overrides[i].token;
-				return true;
-			}
 		}
 	}
 
@@ -480,11 +514,14 @@ carried_token_in_effect(const FenceCarried *carried, const char *lease_key,
 bool
 FenceSessionTokenInEffect(const char *lease_key, int keylen, FenceToken *token)
 {
+	const FenceCarried *carried;
+
 	if (own_token_in_effect(lease_key, keylen, token))
 		return true;
-	if (fence_carried == NULL)
+	carried = FenceCarriedInEffect();
+	if (carried == NULL)
 		return false;
-	return carried_token_in_effect(fence_carried, lease_key, keylen, token);
+	return carried_token_in_effect(carried, lease_key, keylen, token);
 }
 
 /*
@@ -497,23 +534,21 @@ FenceSessionCarryState(StringInfo buf)
 {
 	if (n_overrides > 0)
 	{
-		FenceCarriedAppend(buf, 'U', overrides[n_overrides - 1].token, NULL, 0);
-		for (int i = n_overrides - 1; i >= 0; i--)
-		{
-			if (!overrides[i].has_key)
-			{
-				FenceCarriedAppend(buf, 'u', overrides[i].token, NULL, 0);
-				break;
-			}
-		}
+		Oid			roleid = GetUserId();
+		const TokenOverride *o;
+
+		if ((o = latest_override(false, NULL, 0, true)) != NULL)
+			FenceCarriedAppend(buf, 'U', o->token, NULL, 0);
+		if ((o = latest_override(false, NULL, 0, false)) != NULL)
+			FenceCarriedAppend(buf, 'u', o->token, NULL, 0);
 		for (int i = n_overrides - 1; i >= 0; i--)
 		{
 			bool		later = false;
 
-			if (!overrides[i].has_key)
+			if (!overrides[i].has_key || overrides[i].roleid != roleid)
 				continue;
 			for (int j = i + 1; j < n_overrides && !later; j++)
-				later = overrides[j].has_key &&
+				later = overrides[j].has_key && overrides[j].roleid == roleid &&
 					strcmp(overrides[j].key, overrides[i].key) == 0;
 			if (!later)
 				FenceCarriedAppend(buf, 'k', overrides[i].token,
