@@ -59,12 +59,13 @@ SELECT fence_current_token() IS NULL AS nothing_in_effect_for_the_caller;
 COMMIT;
 RESET ROLE;
 
--- fence.carried_tokens: refused as a default, not in effect without Citus,
--- in a transaction or out of it.
+-- fence.carried_tokens: refused as a default and with token 0, not in
+-- effect without Citus, in a transaction or out of it.
 \set VERBOSITY terse
 ALTER ROLE regress_fence_caller SET fence.carried_tokens = 'U9223372036854775807;';
 ALTER DATABASE contrib_regression SET fence.carried_tokens = 'U9223372036854775807;';
 \set VERBOSITY default
+SET fence.carried_tokens = 'U0;';
 SET fence.carried_tokens = 'U9223372036854775807;';
 SELECT fence_current_token() IS NULL AS not_in_effect;
 BEGIN;

@@ -121,8 +121,8 @@ check_carried_tokens(char **newval, void **extra, GucSource source)
 
 		if (kind != 'U' && kind != 'u' && kind != 'k' && kind != 'l')
 			goto bad;
-		if (!parse_number(&p, PG_INT64_MAX, &v))
-			goto bad;
+		if (!parse_number(&p, PG_INT64_MAX, &v) || v == 0)
+			goto bad;			/* 0 is no token (see fence_use_token) */
 		if (kind == 'k' || kind == 'l')
 		{
 			if (*p++ != ',' || !parse_number(&p, FENCE_MAX_KEY_LEN, &v) ||
