@@ -40,7 +40,8 @@ while ($doc =~ /<!-- drivers-(test|output): (\S+) -->\n```[a-z]*\n(.*?)```/sg)
 	}
 }
 is_deeply([ sort @files ],
-	[ sort qw(psycopg_example.py asyncpg_example.py node-pg.js postgres-js.js watchdog.py watchdog.js) ],
+	[ sort qw(psycopg_example.py asyncpg_example.py node-pg.js postgres-js.js watchdog.py watchdog.js
+		  pool_reset.py) ],
 	'the document has an example for each driver, and the watchdogs');
 
 my $node = fence_node('drivers');
