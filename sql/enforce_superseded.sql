@@ -94,6 +94,27 @@ UPDATE enf_sp SET part = 2 WHERE id = 1;
 \set VERBOSITY default
 SELECT tableoid::regclass AS partition, fence FROM enf_sp;
 
+-- A lease with permits: a permit still held passes, though a newer permit
+-- of the key was granted since; once released, it is stale like a lease.
+SELECT fence_protect('enf_ss', lease => 'enfss:pool');
+SELECT fence_try_permit('enfss:pool', 2, '30 seconds')::bigint AS p1 \gset
+SELECT p2 FROM dblink('enf_w2',
+  'SELECT fence_try_permit(''enfss:pool'', 2, ''30 seconds'', ''worker-2'')::bigint')
+  AS t(p2 bigint) \gset
+SELECT :p2 > :p1 AS newer, fence_lease_status('enfss:pool', :p1) AS status_p1;
+INSERT INTO enf_ss VALUES (10, 'permit 1') RETURNING fence = :p1 AS fence_p1;
+SELECT fence_release('enfss:pool', :p1);
+SELECT fence_lease_status('enfss:pool', :p1) AS status_p1;
+BEGIN;
+SELECT fence_use_token(:p1, 'enfss:pool');
+\set VERBOSITY sqlstate
+INSERT INTO enf_ss VALUES (11, 'released permit 1');
+\set VERBOSITY default
+ROLLBACK;
+SELECT released FROM dblink('enf_w2',
+  'SELECT fence_release(''enfss:pool'', ' || :p2 || ')') AS t(released bool);
+SELECT fence_protect('enf_ss', lease => 'enfss:jobs');
+
 -- A token the lease table has no newer one of passes: a lease nobody took,
 -- and, once holder 2 released it, this one (the table forgets a released
 -- lease; strict mode refuses every token that is not the live one).
