@@ -562,6 +562,27 @@ errdetail_stale(TokenSource source, FenceToken token, FenceToken stored)
 					 (long long) token, (long long) stored);
 }
 
+/* The errdetail of a write whose lease has a newer token (LF001). */
+static int
+errdetail_superseded(TokenSource source, FenceToken token, const char *key,
+					 int keylen)
+{
+	switch (source)
+	{
+		case TOKEN_FROM_COLUMN:
+			return errdetail("The statement sets the fence column to token %lld, and lease \"%.*s\" has been granted to a newer token since.",
+							 (long long) token, keylen, key);
+		case TOKEN_GIVEN:
+			return errdetail("The row gives the fence column token %lld, and lease \"%.*s\" has been granted to a newer token since.",
+							 (long long) token, keylen, key);
+		case TOKEN_IN_EFFECT:
+		case TOKEN_NONE:
+			break;
+	}
+	return errdetail("The token in effect for this session is %lld, and lease \"%.*s\" has been granted to a newer token since.",
+					 (long long) token, keylen, key);
+}
+
 /* The errdetail of a strict write whose token is not the lease's (LF002). */
 static int
 errdetail_not_held(TokenSource source, FenceToken token,
@@ -1044,19 +1065,32 @@ fence_enforce(PG_FUNCTION_ARGS)
 	FenceCounterRequireIssued(token);
 
 	/*
-	 * UPDATE and DELETE: a token below the row's fence is stale; so is one
-	 * below the fence a moved row carries.  A moved row is never skipped:
-	 * its DELETE half has run, and leaving out the INSERT would lose it.
+	 * A token below the row's fence is stale (UPDATE and DELETE), and so is
+	 * one below the fence a moved row carries.  So is one below the latest
+	 * token the lease table knows for the row's lease, for a new row too (no
+	 * fence to compare with), and for a row the newer holder has not written
+	 * yet; strict refuses it below (LF002).  0 is no holder's token.  A
+	 * moved row is never skipped: its DELETE half has run, and leaving out
+	 * the INSERT would lose it.
 	 */
-	if (!is_insert || moved_in)
 	{
 		FenceToken	stored = 0;
+		bool		superseded = false;
 
-		value = heap_getattr(moved_in ? newrow : oldrow, cfg->attnum,
-							 RelationGetDescr(rel), &isnull);
-		if (!isnull)
-			stored = datum_to_token(et, rel, value, true);
-		if (token < stored)
+		if (!is_insert || moved_in)
+		{
+			value = heap_getattr(moved_in ? newrow : oldrow, cfg->attnum,
+								 RelationGetDescr(rel), &isnull);
+			if (!isnull)
+				stored = datum_to_token(et, rel, value, true);
+		}
+		if (token >= stored && cfg->lease != NULL && !cfg->strict && token != 0)
+		{
+			if (key == NULL)
+				key = lease_key_for_row(et, rel, keyrow, keybuf, &keylen);
+			superseded = FenceLeaseSuperseded(key, keylen, token);
+		}
+		if (token < stored || superseded)
 		{
 			if (cfg->skip && !moved_in)
 			{
@@ -1068,6 +1102,8 @@ fence_enforce(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_FENCE_STALE_TOKEN),
 					 errmsg("stale fencing token for table \"%s\"",
 							RelationGetRelationName(rel)),
+					 superseded ?
+					 errdetail_superseded(source, token, key, keylen) :
 					 errdetail_stale(source, token, stored),
 					 errhint("A newer holder has taken over this lease; stop, and take the lease again before retrying.")));
 		}

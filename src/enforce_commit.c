@@ -1,10 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * enforce_commit.c
- *		strict mode's lease checks: a strict write's token must be the live
- *		token of its lease when the row is written (FenceStrictCheck), and
- *		every lease a transaction's strict writes used is checked again at
- *		COMMIT.
+ *		The trigger's looks at the lease table: a strict write's token must
+ *		be the live token of its lease when the row is written
+ *		(FenceStrictCheck), and every lease a transaction's strict writes
+ *		used is checked again at COMMIT; any write under a lease name must
+ *		not carry a token the lease table knows a newer one of
+ *		(FenceLeaseSuperseded).
  *
  * A holder that paused between its write and its COMMIT, and lost the lease
  * meanwhile, must not commit stale work: the transaction remembers each
@@ -56,6 +58,14 @@ static bool strict_last_valid = false;
 static StrictKey strict_last;
 static FenceLeaseStamp strict_last_stamp;
 
+/*
+ * The same for FenceLeaseSuperseded: the last (lease, token) it found held,
+ * which no newer token can have superseded while the stamp holds.
+ */
+static bool super_last_valid = false;
+static StrictKey super_last;
+static FenceLeaseStamp super_last_stamp;
+
 static void enforce_commit_xact_callback(XactEvent event, void *arg);
 static void enforce_commit_subxact_callback(SubXactEvent event,
 											SubTransactionId mySubid,
@@ -79,16 +89,26 @@ FenceEnforceCommitInit(void)
  */
 
 /*
+ * Is (key, token) the pair "last" was found held as, with "stamp", and is
+ * it certainly still held?
+ */
+static inline bool
+still_held(bool valid, const StrictKey *last, const FenceLeaseStamp *stamp,
+		   const char *key, int keylen, FenceToken token)
+{
+	return valid && last->token == token && last->keylen == keylen &&
+		memcmp(last->key, key, keylen) == 0 && FenceLeaseStampHolds(stamp);
+}
+
+/*
  * Was this (lease, token) found held, and recorded, by a strict write of
  * this transaction, and is it certainly still held?
  */
 static inline bool
 strict_still_held(const char *key, int keylen, FenceToken token)
 {
-	return strict_last_valid && strict_last.token == token &&
-		strict_last.keylen == keylen &&
-		memcmp(strict_last.key, key, keylen) == 0 &&
-		FenceLeaseStampHolds(&strict_last_stamp);
+	return still_held(strict_last_valid, &strict_last, &strict_last_stamp,
+					  key, keylen, token);
 }
 
 /*
@@ -149,6 +169,37 @@ FenceStrictCheck(const char *key, int keylen, FenceToken token, Oid relid)
 	if (status == FENCE_LEASE_HELD)
 		record_strict_write(key, keylen, token, relid, &stamp);
 	return status;
+}
+
+/*
+ * A write under a lease name, strict or not: true if the lease table knows
+ * a newer token of the lease than token (status "superseded"), which makes
+ * the write stale even where the row has no fence to compare with (a new
+ * row).  Tokens only go up, so that stays true; a lease held by token is
+ * looked up again only when its stamp no longer holds.  A key the table
+ * does not know (on a server that only stores fenced rows, without the
+ * library preloaded, or once the newer holder released it) says nothing.
+ */
+bool
+FenceLeaseSuperseded(const char *key, int keylen, FenceToken token)
+{
+	FenceLeaseStamp stamp;
+	FenceLeaseStatus status;
+
+	if (still_held(super_last_valid, &super_last, &super_last_stamp,
+				   key, keylen, token))
+		return false;
+	status = FenceLeaseGetStatus(MyDatabaseId, key, keylen, token, &stamp);
+	if (status == FENCE_LEASE_HELD)
+	{
+		memset(&super_last, 0, sizeof(super_last));
+		super_last.token = token;
+		super_last.keylen = keylen;
+		memcpy(super_last.key, key, keylen);
+		super_last_stamp = stamp;
+		super_last_valid = true;
+	}
+	return status == FENCE_LEASE_SUPERSEDED;
 }
 
 /* Forget this transaction's strict writes (their memory goes with it). */

@@ -9,7 +9,7 @@
  *	fence.c			_PG_init and the shared-memory hooks; wires the rest
  *	protect.c		fence_protect(), fence_unprotect(): the trigger made and dropped
  *	enforce.c		the fence_enforce() trigger: the rule for each row, moved rows
- *	enforce_commit.c	strict mode's lease checks, at each write and at COMMIT
+ *	enforce_commit.c	the trigger's lease checks: strict (write, COMMIT), superseded
  *	enforce_cache.c	the trigger's arguments, checked, parsed and cached
  *	breaker.c		shared circuit breakers; a probe is a lease (a permit)
  *	lease_sql.c		SQL-callable lease functions, views and clock controls
@@ -415,6 +415,8 @@ extern void FenceEnforceRefuseLaterTriggers(struct RelationData *rel,
 extern void FenceEnforceCommitInit(void);
 extern FenceLeaseStatus FenceStrictCheck(const char *key, int keylen,
 										 FenceToken token, Oid relid);
+extern bool FenceLeaseSuperseded(const char *key, int keylen,
+								 FenceToken token);
 
 /* enforce.c */
 extern void FenceEnforceInit(void);

@@ -356,6 +356,8 @@ static int32 my_role_limit = 0;	/* the acquire's role_limit, for the queue */
 static int32 my_spare_slots[FENCE_MAX_SPARES];	/* reserved free slots */
 static int	my_nspare = 0;
 static bool lease_exit_registered = false;	/* lease_exit_callback */
+/* The partition this backend is counted a sleeper of (FenceLeaseWaitEnd). */
+static int	my_watch_partition = -1;
 
 /* What one look at an entry under its lock concluded. */
 typedef enum AcquireStep
@@ -1245,10 +1247,32 @@ cancel_wait(void)
 	release_spare_slots();
 }
 
+/* No longer count this backend a sleeper of its partition, if it was. */
+static void
+stop_watching(void)
+{
+	if (my_watch_partition >= 0)
+	{
+		pg_atomic_fetch_sub_u32(&lease_shared->watches[my_watch_partition].w.sleepers, 1);
+		my_watch_partition = -1;
+	}
+}
+
 static void
 lease_exit_callback(int code, Datum arg)
 {
 	cancel_wait();
+	stop_watching();
+}
+
+static void
+register_exit_callback(void)
+{
+	if (!lease_exit_registered)
+	{
+		before_shmem_exit(lease_exit_callback, (Datum) 0);
+		lease_exit_registered = true;
+	}
 }
 
 /* ---------- acquire ---------- */
@@ -2221,11 +2245,7 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	 * by this module's own exit callback, since not every caller has
 	 * session.c's (a breaker's probe does not).
 	 */
-	if (!lease_exit_registered)
-	{
-		before_shmem_exit(lease_exit_callback, (Datum) 0);
-		lease_exit_registered = true;
-	}
+	register_exit_callback();
 
 	memset(grant, 0, sizeof(*grant));
 	wait_started = 0;
@@ -2788,7 +2808,8 @@ FenceLeaseGetStatusRole(Oid dbid, const char *key, int keylen,
  * release, break, takeover, renewal or reclaim in it), when the virtual
  * clock moves, at the lease's expiry in real time, or at the deadline; it
  * then looks again.  No lock held across the sleep; may ERROR (an
- * interrupt: the count of sleepers is put right on the way out).
+ * interrupt: the count of sleepers is put right on the way out, and at
+ * exit after a FATAL).
  */
 FenceLeaseStatus
 FenceLeaseWaitEnd(Oid dbid, const char *key, int keylen, FenceToken token,
@@ -2796,7 +2817,8 @@ FenceLeaseWaitEnd(Oid dbid, const char *key, int keylen, FenceToken token,
 {
 	uint32		partition;
 	FenceLeaseWatch *watch;
-	FenceLeaseStatus status = FENCE_LEASE_RELEASED;
+	volatile FenceLeaseStatus status = FENCE_LEASE_RELEASED;
+	uint32		sleepers;
 
 	*timed_out = false;
 	if (!table_may_hold(keylen))
@@ -2804,9 +2826,19 @@ FenceLeaseWaitEnd(Oid dbid, const char *key, int keylen, FenceToken token,
 	partition = lease_hash(dbid, key, keylen) % FENCE_LEASE_PARTITIONS;
 	watch = &lease_shared->watches[partition];
 
-	pg_atomic_fetch_add_u32(&watch->w.sleepers, 1);
+	/*
+	 * A backend terminated while it sleeps exits without unwinding (FATAL),
+	 * so the count is also put right by this module's exit callback,
+	 * registered first (registering may ERROR).
+	 */
+	register_exit_callback();
+	Assert(my_watch_partition < 0);
+	sleepers = pg_atomic_add_fetch_u32(&watch->w.sleepers, 1);
+	my_watch_partition = partition;
 	PG_TRY();
 	{
+		elog(DEBUG2, "fence: %u sessions now wait for a lease of partition %u to end",
+			 sleepers, partition);
 		ConditionVariablePrepareToSleep(&watch->w.cv);
 		for (;;)
 		{
@@ -2839,7 +2871,7 @@ FenceLeaseWaitEnd(Oid dbid, const char *key, int keylen, FenceToken token,
 	}
 	PG_FINALLY();
 	{
-		pg_atomic_fetch_sub_u32(&watch->w.sleepers, 1);
+		stop_watching();
 	}
 	PG_END_TRY();
 	return status;

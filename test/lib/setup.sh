@@ -74,11 +74,12 @@ fence_missing_packages() {
 				command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 				[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
 				;;
-			# The driver tests (test/t/04*): Debian's Python with psycopg 3
-			# and asyncpg; Node.js and npm (the JavaScript drivers come
-			# from the npm registry at test time).
+			# The driver tests (test/t/04*): Debian's Python with psycopg 3,
+			# its pool and asyncpg; Node.js and npm (the JavaScript drivers
+			# come from the npm registry at test time).
 			drivers)
 				/usr/bin/python3 -c 'import psycopg' 2>/dev/null || missing+=(python3-psycopg)
+				/usr/bin/python3 -c 'import psycopg_pool' 2>/dev/null || missing+=(python3-psycopg-pool)
 				/usr/bin/python3 -c 'import asyncpg' 2>/dev/null || missing+=(python3-asyncpg)
 				command -v node >/dev/null 2>&1 || missing+=(nodejs)
 				command -v npm >/dev/null 2>&1 || missing+=(npm)

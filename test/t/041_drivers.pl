@@ -4,8 +4,9 @@
 # what is tested: the block marked <!-- drivers-setup --> is run in a fresh
 # database for each example; each block marked <!-- drivers-test: FILE --> is
 # written to FILE and run (Python with Debian's /usr/bin/python3 and its
-# python3-psycopg / python3-asyncpg; JavaScript with node, after npm installs
-# test/drivers/package.json into a scratch directory); what it prints must
+# python3-psycopg, python3-psycopg-pool and python3-asyncpg; JavaScript with
+# node, after npm installs test/drivers/package.json into a scratch
+# directory); what it prints must
 # equal the block marked <!-- drivers-output: FILE -->.  A missing driver, or
 # an npm registry out of reach, is a failure, not a skip.
 use strict;
@@ -40,7 +41,8 @@ while ($doc =~ /<!-- drivers-(test|output): (\S+) -->\n```[a-z]*\n(.*?)```/sg)
 	}
 }
 is_deeply([ sort @files ],
-	[ sort qw(psycopg_example.py asyncpg_example.py node-pg.js postgres-js.js watchdog.py watchdog.js) ],
+	[ sort qw(psycopg_example.py asyncpg_example.py node-pg.js postgres-js.js watchdog.py watchdog.js
+		  pool_reset.py) ],
 	'the document has an example for each driver, and the watchdogs');
 
 my $node = fence_node('drivers');

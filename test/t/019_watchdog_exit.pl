@@ -1,0 +1,87 @@
+# A watchdog (fence_wait_lease_end) that does not return normally.
+#
+# A session sleeping in fence_wait_lease_end is counted in its lease
+# partition, so that whoever ends a lease there wakes it; the count must go
+# down however the sleep ends.  A cancel is an ERROR, which unwinds; a
+# pg_terminate_backend is a FATAL, which does not, and used to leave the
+# count raised for the server's life (every release and renewal in that
+# partition then broadcast to nobody).  The count is read from the
+# watchdog's own DEBUG2 line, which says how many sessions wait in its
+# partition once it is counted.
+#
+# Proven: after a watchdog is terminated, and after one is cancelled, the
+# next watchdog of the same lease is the only one counted; a watchdog still
+# returns when the lease is released.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use FenceTAP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = fence_node('watchdog');
+
+sub sq { return $node->safe_psql('postgres', $_[0]); }
+
+# A detached holder, which outlives the sessions below.
+my $tok = sq(q{SELECT fence_try_lease('job-w', '1 hour', 'holder')::bigint});
+ok($tok > 0, 'the lease is held');
+
+# Start a watchdog of the lease; return its handle, pid and the count its
+# DEBUG2 line gives.
+my $n = 0;
+sub watchdog
+{
+	my $app = 'watchdog' . ++$n;
+	my $offset = -s $node->logfile;
+	my $h = bg_start($node, 'postgres', qq{
+SET log_min_messages = debug2;
+SELECT 'ENDED=' || fence_wait_lease_end('job-w', $tok);
+}, appname => $app);
+	my $count;
+	wait_until(10, sub {
+		my $log = substr(slurp_file($node->logfile), $offset);
+		($count) = $log =~
+		  /fence: (\d+) sessions now wait for a lease of partition \d+ to end/;
+		defined $count;
+	});
+	return ($h, backend_pid_of($node, $app), $count);
+}
+
+sub gone
+{
+	my ($pid) = @_;
+	return wait_until(10, sub {
+		sq("SELECT count(*) FROM pg_stat_activity WHERE pid = $pid") eq '0';
+	});
+}
+
+my ($h, $pid, $count) = watchdog();
+is($count, 1, 'the first watchdog is the only one counted');
+
+sq("SELECT pg_terminate_backend($pid)");
+ok(gone($pid), 'the terminated watchdog is gone');
+bg_finish($h);
+($h, $pid, $count) = watchdog();
+is($count, 1, 'after a terminated watchdog, the next is the only one counted');
+
+sq("SELECT pg_cancel_backend($pid)");
+ok(wait_until(10, sub { bg_tokens($h); $h->{err} =~ /canceling statement/ }),
+	'the cancelled watchdog stopped waiting');
+bg_finish($h);
+ok(gone($pid), 'the cancelled watchdog is gone');
+($h, $pid, $count) = watchdog();
+is($count, 1, 'after a cancelled watchdog, the next is the only one counted');
+
+is(sq(qq{SELECT fence_release('job-w', $tok)}), 't', 'the holder releases');
+ok(wait_until(10, sub { bg_tokens($h); $h->{out} =~ /ENDED=released/ }),
+	'the watchdog returns: released');
+bg_finish($h);
+
+unlike(slurp_file($node->logfile), qr/TRAP|terminated by signal/,
+	'no crash in the server log');
+$node->stop;
+done_testing();
