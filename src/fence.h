@@ -124,6 +124,7 @@ extern int	fence_max_ttl_s;
 extern bool fence_test_clock;
 extern int	fence_restart_grace_ms;
 extern int	fence_lock_delay_ms;
+extern int	fence_max_lock_delay_ms;
 extern int	fence_max_databases;
 extern int	fence_max_leases_per_role;
 extern bool fence_log_lease_waits;

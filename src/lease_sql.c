@@ -369,6 +369,24 @@ kind_conflict(const char *key, const FenceLeaseRequest *req, int held_permits)
 }
 
 /*
+ * The lock-delay a lease is taken with: fence.lock_delay, in lease-clock
+ * microseconds, if it is within fence.max_lock_delay.
+ */
+static int64
+get_lock_delay(void)
+{
+	if (fence_lock_delay_ms > fence_max_lock_delay_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fence.lock_delay exceeds fence.max_lock_delay"),
+				 errdetail("fence.lock_delay is %lld ms; fence.max_lock_delay is %lld ms.",
+						   (long long) fence_lock_delay_ms,
+						   (long long) fence_max_lock_delay_ms),
+				 errhint("Set a shorter fence.lock_delay, or ask an administrator to raise fence.max_lock_delay for this role.")));
+	return (int64) fence_lock_delay_ms * 1000;
+}
+
+/*
  * The eight ways to take a lease or a permit.  Argument positions: key 0,
  * then permits (for a permit), ttl, then timeout (blocking variants), then
  * owner last for the session variants.
@@ -396,7 +414,7 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 	if (permit)
 		req.permits = get_permits(fcinfo, arg++);
 	req.ttl = get_ttl(fcinfo, arg++);
-	req.lock_delay = (int64) fence_lock_delay_ms * 1000;
+	req.lock_delay = get_lock_delay();
 	timeout_arg = wait ? arg++ : -1;
 	owner_arg = arg;
 	req.scope = scope;
