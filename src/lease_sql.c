@@ -369,6 +369,31 @@ kind_conflict(const char *key, const FenceLeaseRequest *req, int held_permits)
 }
 
 /*
+ * Keys that begin with FENCE_BREAKER_KEY_PREFIX are the probe leases of the
+ * circuit breakers, which breaker.c takes from the lease table directly.
+ * Taking one here would let any role hold a breaker's probe lease, and so
+ * keep the breaker from ever probing again, whatever its caller role; and
+ * a release or a break here would end a probe behind its breaker's back.
+ * So the functions that take, release or break a lease refuse them, for
+ * every role.  Reading their status, and a probe's holder renewing its
+ * lease with its token, stay allowed.  (A bigint key is digits: never one.)
+ */
+static void
+refuse_reserved_key(const LeaseKey *key)
+{
+	if (key->len >= (int) FENCE_BREAKER_KEY_PREFIX_LEN &&
+		memcmp(key->data, FENCE_BREAKER_KEY_PREFIX,
+			   FENCE_BREAKER_KEY_PREFIX_LEN) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_RESERVED_NAME),
+				 errmsg("lease key \"%s\" is reserved for circuit breakers",
+						key->data),
+				 errdetail("Keys beginning with \"%s\" are the probe leases of fence's circuit breakers: only the breaker functions take, release and break them.",
+						   FENCE_BREAKER_KEY_PREFIX),
+				 errhint("Use a key with another prefix.  A breaker's probe is taken with fence_breaker_allow(), ended with fence_breaker_report(), and freed with fence_breaker_reset().")));
+}
+
+/*
  * The lock-delay a lease is taken with: fence.lock_delay, in lease-clock
  * microseconds, if it is within fence.max_lock_delay.
  */
@@ -408,6 +433,7 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
+	refuse_reserved_key(&key);
 	memset(&req, 0, sizeof(req));
 	req.key = key.data;
 	req.keylen = key.len;
@@ -556,6 +582,7 @@ fence_release_impl(FunctionCallInfo fcinfo, bool int_key)
 
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
+	refuse_reserved_key(&key);
 	token = get_token(fcinfo, 1);
 	released = FenceSessionRelease(key.data, key.len, token);
 	if (!released)
@@ -723,6 +750,7 @@ fence_break_impl(FunctionCallInfo fcinfo, bool int_key)
 
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
+	refuse_reserved_key(&key);
 	if (!FenceSessionBreak(key.data, key.len, &token))
 		PG_RETURN_NULL();
 	PG_RETURN_FENCE_TOKEN(token);
