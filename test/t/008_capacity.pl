@@ -183,6 +183,33 @@ ok(sq(q{SET ROLE regress_capacity_a; SET fence.lock_delay = '30s';
 		SELECT fence_try_lease('delay-more', '1 s')}) > 0,
 	'once their delay has passed, the role gets lock-delayed leases again');
 
+# A lease handed to a waiter by the backend that frees the key counts as
+# one the waiter took itself.  Role a waits for a key with a delay; meanwhile
+# its other sessions take the rest of its share; the key's release cannot
+# hand it over then, and the waiter's own attempt says why.
+sq(q{SELECT fence_try_lease('hand', '1 hour', owner => 'su')});
+my $waiter = bg_start($node, 'postgres',
+	qq{SET ROLE regress_capacity_a;
+SET fence.lock_delay = '30s';
+SELECT 'W=' || fence_lease('hand', '1 s', timeout => '60 s');
+});
+ok(wait_until(30, sub { sq(q{SELECT count(*) FROM fence_lease_waiters WHERE key = 'hand'}) eq '1' }),
+	'role a waits for a key, with a delay');
+for my $g (1 .. $share - 1)
+{
+	sq(qq{SET ROLE regress_capacity_a; SET fence.lock_delay = '30s';
+		  SELECT fence_try_lease('fill-$g', '1 s')});
+}
+# The releasing session asks for the key first, as its holder (the same
+# token): a backend hands a key over only with a token block at hand.
+is(sq(q{SELECT fence_release('hand', fence_try_lease('hand', '1 hour', owner => 'su'))}),
+	't', "the holder releases the key, while role a's share is full");
+bg_finish($waiter);
+unlike($waiter->{out}, qr/W=\d+/, 'a release does not hand the key to a waiter past its share');
+like($waiter->{err}, qr/holds too many detached or lock-delayed leases/,
+	'... whose wait ends with the role limit');
+is(sq(q{SELECT count(*) FROM fence_leases WHERE key = 'hand'}), '0', '... and the key is free');
+
 # A superuser is not limited, so it can still fill the table with leases in
 # their delay; the error then says so.
 sq(q{SELECT fence_advance_clock('1 minute')});
