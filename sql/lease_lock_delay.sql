@@ -19,6 +19,23 @@ SET fence.lock_delay = '30d';
 \set VERBOSITY default
 SHOW fence.lock_delay;
 
+-- fence.max_lock_delay (a superuser's setting, 1 minute by default) bounds
+-- it when a lease is taken: a longer delay is refused then, in every form,
+-- and nothing is granted.
+SHOW fence.max_lock_delay;
+SET fence.lock_delay = '2min';
+SELECT fence_try_lease('ld:too-long', '10 seconds');
+\set VERBOSITY terse
+SELECT fence_lease('ld:too-long', '10 seconds', owner => 'x');
+SELECT fence_try_permit('ld:too-long', 2, '10 seconds');
+\set VERBOSITY default
+SELECT count(*) AS granted FROM fence_leases WHERE key = 'ld:too-long';
+SET fence.max_lock_delay = '2min';
+SELECT fence_release('ld:too-long', fence_try_lease('ld:too-long', '10 seconds')) AS granted_within_bound;
+-- The tests below take delays of up to an hour.
+SET fence.max_lock_delay = '1h';
+RESET fence.lock_delay;
+
 SELECT fence_set_clock('2024-05-01 09:00:00+00') IS NOT NULL AS clock_set;
 
 -- Tokens relative to the first one taken here, so the output does not
@@ -148,6 +165,7 @@ SELECT dblink_connect('ld_other',
 	format('host=%s port=%s dbname=%s',
 	       quote_literal(split_part(current_setting('unix_socket_directories'), ',', 1)),
 	       current_setting('port'), quote_literal(current_database())));
+SELECT dblink_exec('ld_other', $$SET fence.max_lock_delay = '1h'$$);
 SELECT dblink_exec('ld_other', $$SET fence.lock_delay = '1h'$$);
 SELECT ok FROM dblink('ld_other', $$SELECT fence_try_lease('ld:discard', '1 hour') IS NOT NULL$$) AS t(ok bool);
 SELECT dblink_exec('ld_other', 'BEGIN');
@@ -182,4 +200,5 @@ SELECT dblink_disconnect('ld_other');
 SELECT count(*) > 0 AS broke_all FROM (SELECT fence_break(key) FROM fence_leases
 	WHERE key LIKE 'ld:%' GROUP BY key) AS b;
 SELECT count(*) AS left_over FROM fence_leases WHERE key LIKE 'ld:%';
+RESET fence.max_lock_delay;
 SELECT fence_set_clock(NULL) IS NOT NULL AS clock_cleared;

@@ -25,9 +25,11 @@
  * half_open_trials: N trial calls run while half-open, each a permit of
  * the lease "breaker:<name>" with N permits (so the single probe above is
  * the case N = 1), and N successes close the breaker.  Who may manage or
- * use a breaker is checked against its owner, manager role and caller
- * role, with the breaker lock released (a privilege check reads the
- * catalogs).  Every change of state is counted and sent, once the lock is
+ * use a breaker is checked against its owner (who defined it first; an
+ * undefined breaker has none), manager role and caller role, with the
+ * breaker lock released (a privilege check reads the catalogs).  The probe
+ * keys' prefix is reserved: the SQL lease functions refuse it, so no role
+ * can squat a breaker's probe lease.  Every change of state is counted and sent, once the lock is
  * released, as a NOTIFY on channel fence_breaker.
  *
  * Every time is read from the lease clock (FenceNow()), so the virtual test
@@ -90,8 +92,6 @@
 #include "fence.h"
 
 #define BREAKER_TRANCHE			"fence_breakers"
-#define BREAKER_KEY_PREFIX		"breaker:"
-#define BREAKER_KEY_PREFIX_LEN	(sizeof(BREAKER_KEY_PREFIX) - 1)
 #define BREAKER_MAX_WINDOW		64	/* one bit per call in a uint64 */
 #define BREAKER_EVENT_CHANNEL	"fence_breaker"	/* NOTIFY channel of state changes */
 
@@ -117,7 +117,7 @@
 #define BREAKER_PROBE_OWNER		"breaker probe"
 #define BREAKER_TRIAL_OWNER_FMT	"breaker probe %d"
 
-StaticAssertDecl(BREAKER_KEY_PREFIX_LEN + FENCE_MAX_BREAKER_NAME <= FENCE_MAX_KEY_LEN,
+StaticAssertDecl(FENCE_BREAKER_KEY_PREFIX_LEN + FENCE_MAX_BREAKER_NAME <= FENCE_MAX_KEY_LEN,
 				 "a breaker's probe lease key must fit in a lease key");
 
 typedef enum BreakerState
@@ -171,7 +171,9 @@ typedef struct BreakerTrial
 typedef struct Breaker
 {
 	BreakerKey	key;
-	Oid			roleid;			/* who created or defined it: its owner */
+	Oid			roleid;			/* who made it, or defined it first: whose
+								 * members see its name; once defined, its
+								 * owner (breaker_owner) */
 	Oid			manager_role;	/* its members may manage it too; or 0 */
 	Oid			caller_role;	/* only its members may ask and report; or 0 */
 	bool		defined;		/* settings from fence_breaker_define() */
@@ -866,10 +868,25 @@ typedef struct BreakerRoles
 	Oid			caller;
 } BreakerRoles;
 
+/*
+ * A breaker's owner is the role that defined it first.  Asking, reporting
+ * or forcing makes none: were the first asker the owner, a worker's role
+ * would own every breaker the workers use, and the operators' role, which
+ * was granted EXECUTE on the management functions for the purpose, could
+ * neither define nor force nor reset it.  A breaker nobody defined has no
+ * owner (InvalidOid), no manager role and no caller role: everyone may use
+ * it, and everyone who may run the management functions may manage it.
+ */
+static inline Oid
+breaker_owner(const Breaker *b)
+{
+	return b->defined ? b->roleid : InvalidOid;
+}
+
 static void
 copy_roles(const Breaker *b, BreakerRoles *roles)
 {
-	roles->owner = b->roleid;
+	roles->owner = breaker_owner(b);
 	roles->manager = b->manager_role;
 	roles->caller = b->caller_role;
 }
@@ -877,19 +894,26 @@ copy_roles(const Breaker *b, BreakerRoles *roles)
 static bool
 same_roles(const Breaker *b, const BreakerRoles *roles)
 {
-	return b->roleid == roles->owner && b->manager_role == roles->manager &&
+	return breaker_owner(b) == roles->owner &&
+		b->manager_role == roles->manager &&
 		b->caller_role == roles->caller;
 }
 
 /*
  * Can the right be granted with no catalog lookup?  (Under the lock, which
- * a catalog lookup must not be made under.)  The owner may do anything,
- * and a breaker with no caller role may be used by anyone.
+ * a catalog lookup must not be made under.)  The owner may do anything; a
+ * breaker with no owner may be managed by anyone who may run the function
+ * (its EXECUTE privilege is the check), and one with no caller role may be
+ * used by anyone.
  */
 static bool
 right_is_plain(const Breaker *b, BreakerRight need)
 {
-	if (b->roleid == GetUserId())
+	Oid			owner = breaker_owner(b);
+
+	if (!OidIsValid(owner))
+		return true;
+	if (owner == GetUserId())
 		return true;
 	return need == RIGHT_CALL && b->caller_role == InvalidOid;
 }
@@ -898,6 +922,7 @@ static bool
 may_manage(const BreakerRoles *roles)
 {
 	return superuser() ||
+		!OidIsValid(roles->owner) ||
 		has_privs_of_role(GetUserId(), roles->owner) ||
 		(OidIsValid(roles->manager) &&
 		 has_privs_of_role(GetUserId(), roles->manager));
@@ -935,14 +960,14 @@ check_right(const BreakerKey *key, int namelen, const BreakerRoles *roles,
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to manage breaker \"%s\"", name),
-				 errdetail("Only a superuser, a member of role \"%s\" (which made it) or a member of its manager role \"%s\" may define, force, clear or reset it.",
+				 errdetail("Only a superuser, a member of role \"%s\" (which defined it) or a member of its manager role \"%s\" may define, force, clear or reset it.",
 						   role_name(roles->owner), role_name(roles->manager)),
 				 errhint("Ask a member of role \"%s\" to do it, or to grant you that role.",
 						 role_name(roles->manager))));
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("permission denied to manage breaker \"%s\"", name),
-			 errdetail("Only a superuser or a member of role \"%s\" (which made it) may define, force, clear or reset it.",
+			 errdetail("Only a superuser or a member of role \"%s\" (which defined it) may define, force, clear or reset it.",
 					   role_name(roles->owner)),
 			 errhint("Ask a member of role \"%s\" to do it, or to name a manager role with fence_breaker_define().",
 					 role_name(roles->owner))));
@@ -950,7 +975,7 @@ check_right(const BreakerKey *key, int namelen, const BreakerRoles *roles,
 
 /*
  * lock_breaker(), once the current user's right to act on the breaker is
- * checked.  A breaker this call creates is the caller's own.  Privileges
+ * checked.  A breaker this call creates has no owner until it is defined.  Privileges
  * are looked up with the lock released (they read the catalogs), and the
  * breaker is locked again: should its roles have changed meanwhile, they
  * are checked again.
@@ -982,9 +1007,9 @@ lock_breaker_as(const BreakerKey *key, int namelen, const BreakerConfig *config,
 static void
 probe_key(const BreakerKey *key, int namelen, char *buf, int *keylen)
 {
-	memcpy(buf, BREAKER_KEY_PREFIX, BREAKER_KEY_PREFIX_LEN);
-	memcpy(buf + BREAKER_KEY_PREFIX_LEN, key->name, namelen);
-	*keylen = BREAKER_KEY_PREFIX_LEN + namelen;
+	memcpy(buf, FENCE_BREAKER_KEY_PREFIX, FENCE_BREAKER_KEY_PREFIX_LEN);
+	memcpy(buf + FENCE_BREAKER_KEY_PREFIX_LEN, key->name, namelen);
+	*keylen = FENCE_BREAKER_KEY_PREFIX_LEN + namelen;
 	buf[*keylen] = '\0';
 }
 

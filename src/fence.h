@@ -80,6 +80,13 @@
 #define FENCE_MAX_PERMITS		1000
 /* A circuit breaker's name is 1 to this many bytes. */
 #define FENCE_MAX_BREAKER_NAME	64
+/*
+ * The probe lease of breaker <name> has the key "breaker:<name>".  The
+ * prefix is reserved: the SQL lease functions refuse keys that begin with
+ * it (lease_sql.c), and only breaker.c takes and ends them.
+ */
+#define FENCE_BREAKER_KEY_PREFIX		"breaker:"
+#define FENCE_BREAKER_KEY_PREFIX_LEN	(sizeof(FENCE_BREAKER_KEY_PREFIX) - 1)
 
 /*
  * A fencing token is a non-negative int64; 0 means "never fenced".  It is
@@ -124,6 +131,7 @@ extern int	fence_max_ttl_s;
 extern bool fence_test_clock;
 extern int	fence_restart_grace_ms;
 extern int	fence_lock_delay_ms;
+extern int	fence_max_lock_delay_ms;
 extern int	fence_max_databases;
 extern int	fence_max_leases_per_role;
 extern bool fence_log_lease_waits;

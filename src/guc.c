@@ -22,6 +22,7 @@ int			fence_max_ttl_s = 86400;
 bool		fence_test_clock = false;
 int			fence_restart_grace_ms = 0;
 int			fence_lock_delay_ms = 0;
+int			fence_max_lock_delay_ms = 60000;
 int			fence_max_databases = 1024;
 int			fence_max_leases_per_role = -1;
 bool		fence_external_tokens = false;
@@ -294,6 +295,25 @@ FenceGucInit(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	/*
+	 * A lease taken with a lock-delay keeps its key, and its slot of the
+	 * lease table, for that long after its session is gone.  Any role may
+	 * set fence.lock_delay, so the most it may be is an administrator's
+	 * setting (per role with ALTER ROLE ... SET), checked when a lease is
+	 * taken rather than by fence.lock_delay's own check hook: a check that
+	 * read another setting would depend on the order the two are set in.
+	 */
+	DefineCustomIntVariable("fence.max_lock_delay",
+							"Longest fence.lock_delay a lease may be taken with.",
+							"A lease taken with a lock-delay holds its key and its lease table slot for that long after it ends unreleased.",
+							&fence_max_lock_delay_ms,
+							60000,
+							0,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("fence.max_databases",
 							"Number of databases that can use fence leases at the same time.",
 							"A dropped database's slot is reused by the next database that needs one.",
@@ -312,8 +332,8 @@ FenceGucInit(void)
 	 * fixed number would cap a large table but not a small one.
 	 */
 	DefineCustomIntVariable("fence.max_leases_per_role",
-							"Most detached leases one role may hold at a time (0: no limit; -1: 1000, or a quarter of fence.max_leases if less).",
-							"Detached leases outlive their sessions; the limit keeps one role from filling the lease table.  Superusers are not limited.",
+							"Most detached or lock-delayed leases one role may hold at a time (0: no limit; -1: 1000, or a quarter of fence.max_leases if less).",
+							"Detached leases, and leases taken with fence.lock_delay, outlive their sessions; the limit keeps one role from filling the lease table.  Superusers are not limited.",
 							&fence_max_leases_per_role,
 							-1,
 							-1,

@@ -369,6 +369,49 @@ kind_conflict(const char *key, const FenceLeaseRequest *req, int held_permits)
 }
 
 /*
+ * Keys that begin with FENCE_BREAKER_KEY_PREFIX are the probe leases of the
+ * circuit breakers, which breaker.c takes from the lease table directly.
+ * Taking one here would let any role hold a breaker's probe lease, and so
+ * keep the breaker from ever probing again, whatever its caller role; and
+ * a release or a break here would end a probe behind its breaker's back.
+ * So the functions that take, release or break a lease refuse them, for
+ * every role.  Reading their status, and a probe's holder renewing its
+ * lease with its token, stay allowed.  (A bigint key is digits: never one.)
+ */
+static void
+refuse_reserved_key(const LeaseKey *key)
+{
+	if (key->len >= (int) FENCE_BREAKER_KEY_PREFIX_LEN &&
+		memcmp(key->data, FENCE_BREAKER_KEY_PREFIX,
+			   FENCE_BREAKER_KEY_PREFIX_LEN) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_RESERVED_NAME),
+				 errmsg("lease key \"%s\" is reserved for circuit breakers",
+						key->data),
+				 errdetail("Keys beginning with \"%s\" are the probe leases of fence's circuit breakers: only the breaker functions take, release and break them.",
+						   FENCE_BREAKER_KEY_PREFIX),
+				 errhint("Use a key with another prefix.  A breaker's probe is taken with fence_breaker_allow(), ended with fence_breaker_report(), and freed with fence_breaker_reset().")));
+}
+
+/*
+ * The lock-delay a lease is taken with: fence.lock_delay, in lease-clock
+ * microseconds, if it is within fence.max_lock_delay.
+ */
+static int64
+get_lock_delay(void)
+{
+	if (fence_lock_delay_ms > fence_max_lock_delay_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fence.lock_delay exceeds fence.max_lock_delay"),
+				 errdetail("fence.lock_delay is %lld ms; fence.max_lock_delay is %lld ms.",
+						   (long long) fence_lock_delay_ms,
+						   (long long) fence_max_lock_delay_ms),
+				 errhint("Set a shorter fence.lock_delay, or ask an administrator to raise fence.max_lock_delay for this role.")));
+	return (int64) fence_lock_delay_ms * 1000;
+}
+
+/*
  * The eight ways to take a lease or a permit.  Argument positions: key 0,
  * then permits (for a permit), ttl, then timeout (blocking variants), then
  * owner last for the session variants.
@@ -390,13 +433,14 @@ acquire(FunctionCallInfo fcinfo, bool int_key, FenceLeaseScope scope,
 
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
+	refuse_reserved_key(&key);
 	memset(&req, 0, sizeof(req));
 	req.key = key.data;
 	req.keylen = key.len;
 	if (permit)
 		req.permits = get_permits(fcinfo, arg++);
 	req.ttl = get_ttl(fcinfo, arg++);
-	req.lock_delay = (int64) fence_lock_delay_ms * 1000;
+	req.lock_delay = get_lock_delay();
 	timeout_arg = wait ? arg++ : -1;
 	owner_arg = arg;
 	req.scope = scope;
@@ -538,6 +582,7 @@ fence_release_impl(FunctionCallInfo fcinfo, bool int_key)
 
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
+	refuse_reserved_key(&key);
 	token = get_token(fcinfo, 1);
 	released = FenceSessionRelease(key.data, key.len, token);
 	if (!released)
@@ -705,6 +750,7 @@ fence_break_impl(FunctionCallInfo fcinfo, bool int_key)
 
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
+	refuse_reserved_key(&key);
 	if (!FenceSessionBreak(key.data, key.len, &token))
 		PG_RETURN_NULL();
 	PG_RETURN_FENCE_TOKEN(token);

@@ -70,9 +70,10 @@
  * or awaits it.
  *
  * A detached lease belongs to its owner name within the role that took it.
- * The detached leases of each role are counted (a small shared hash under
- * its own LWLock, taken inside a partition lock), so that one role cannot
- * fill the table for everyone: fence.max_leases_per_role.  Entries of a
+ * The leases of each role that can outlive their sessions -- detached
+ * ones, and those taken with a lock-delay -- are counted (a small shared
+ * hash under its own LWLock, taken inside a partition lock), so that one
+ * role cannot fill the table for everyone: fence.max_leases_per_role.  Entries of a
  * dropped database are freed, with its breakers and per-database slot, as
  * its DROP DATABASE commits (FenceLeaseDatabaseDropping); a sweep
  * (FenceLeaseForgetDroppedDatabases) frees anything left when the table or
@@ -83,6 +84,8 @@
  * FenceLeaseAbandon leaves it expired as of then) keeps its key from
  * everyone until its end plus the delay; such an entry is refused like a
  * live one, its waiters sleep until the delay's end, and reclaim keeps it.
+ * So it counts against its role from its grant (entry_counted), whatever
+ * its scope, and fence.max_lock_delay bounds the delay.
  *
  * Slot size: 304 bytes (248 of them key and owner text), plus 2 to 4 bytes
  * of bucket array per slot.
@@ -108,8 +111,8 @@
  *	  slots.
  *
  * What each lock guards:
- *	- the role-count lock: role_counts, the number of detached leases each
- *	  role holds.
+ *	- the role-count lock: role_counts, the number of counted leases
+ *	  (entry_counted) each role has in the table.
  *	- a partition lock: its bucket chains, every field of the slots linked
  *	  into them, and the FenceWaiter entries (lease_waiters) of the procs
  *	  queued on those slots, or granted one by a hand-off and not yet
@@ -245,11 +248,12 @@ StaticAssertDecl(sizeof(FenceLeaseSlot) <= 304,
 				 "a lease slot and its bucket should take at most 308 bytes");
 
 /*
- * How many detached leases (live or expired, until the entry is reused or
- * reclaimed) each role has in the table, for fence.max_leases_per_role.
- * A shared hash protected by one LWLock, taken only inside a partition lock
- * and only when a detached lease begins or ends: session and transaction
- * leases end with their sessions and are not counted.
+ * How many counted leases (entry_counted: detached, or lock-delayed; live
+ * or expired, until the entry is reused or reclaimed) each role has in the
+ * table, for fence.max_leases_per_role.  A shared hash protected by one
+ * LWLock, taken only inside a partition lock and only when a counted lease
+ * begins or ends: other session and transaction leases end with their
+ * sessions and are not counted.
  */
 typedef struct FenceRoleCount
 {
@@ -709,10 +713,33 @@ slot_is_taken(FenceLeaseSlot *slot, TimestampTz now)
 	return slot_is_live(slot, now) || slot_in_lock_delay(slot, now);
 }
 
-/* ---------- detached leases per role ---------- */
+/* ---------- leases per role ---------- */
 
 /*
- * A detached lease of roleid begins.  With limit > 0, refuse (false,
+ * Does the entry count against its role's fence.max_leases_per_role?  Those
+ * that can outlive their session do: a detached lease, and a lease taken
+ * with a lock-delay, which its session's end leaves in its delay, holding
+ * its slot.  Counted from the grant, not from the session's end, since an
+ * exit cannot be refused.  An entry's lock_delay only grows while it is
+ * held (extend_held counts it then), so the answer changes only through
+ * entry_ends() and install_grant_to().
+ */
+static inline bool
+entry_counted(FenceLeaseSlot *slot)
+{
+	return slot->scope == FENCE_SCOPE_DETACHED ||
+		(slot->scope != FENCE_SCOPE_NONE && slot->lock_delay > 0);
+}
+
+/* Would the lease a request asks for be counted? */
+static inline bool
+request_counted(FenceLeaseScope scope, int64 lock_delay)
+{
+	return scope == FENCE_SCOPE_DETACHED || lock_delay > 0;
+}
+
+/*
+ * A counted lease of roleid begins.  With limit > 0, refuse (false,
  * changing nothing) if the role holds that many already; *count is then
  * what it holds.  Caller holds a partition lock; never ERRORs.  Should the
  * hash run out of shared memory (more roles hold detached leases than it
@@ -745,7 +772,7 @@ role_count_add(Oid roleid, int limit, int32 *count)
 	return ok;
 }
 
-/* A detached lease of roleid ended or left the table.  Never ERRORs. */
+/* A counted lease of roleid ended or left the table.  Never ERRORs. */
 static void
 role_count_sub(Oid roleid)
 {
@@ -762,7 +789,7 @@ role_count_sub(Oid roleid)
 static inline void
 entry_ends(FenceLeaseSlot *slot)
 {
-	if (slot->scope == FENCE_SCOPE_DETACHED)
+	if (entry_counted(slot))
 		role_count_sub(slot->roleid);
 }
 
@@ -1066,9 +1093,9 @@ reserve_slot(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("lease table is full"),
-				 errdetail("All %d slots hold live leases or leases with waiters.",
+				 errdetail("All %d slots hold live leases, leases in their fence.lock_delay or leases with waiters.",
 						   lease_shared->nslots),
-				 errhint("Release leases that are no longer needed, or increase fence.max_leases (takes effect at server restart).")));
+				 errhint("Release leases that are no longer needed (fence_break() also ends a lease in its fence.lock_delay), or increase fence.max_leases (takes effect at server restart).")));
 	}
 }
 
@@ -1490,20 +1517,21 @@ become_kind(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 static void install_grant_to(FenceLeaseSlot *slot, uint32 hash,
 							 const FenceLeaseRequest *req, Oid roleid,
 							 int32 procno, FenceToken token, TimestampTz now,
-							 bool same_role_detached, FenceLeaseGrant *grant);
+							 bool same_role_counted, FenceLeaseGrant *grant);
 
 /*
  * Give entry "slot" (a lease entry, or a permit entry) to the caller with a
- * new token.  same_role_detached: it held an expired detached lease of the
- * caller's role, already counted against the role.
+ * new token.  same_role_counted: it held an expired lease of the caller's
+ * role that is counted against the role (entry_counted), and so is the new
+ * one: the count carries over.
  */
 static void
 install_grant(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
-			  FenceToken token, TimestampTz now, bool same_role_detached,
+			  FenceToken token, TimestampTz now, bool same_role_counted,
 			  FenceLeaseGrant *grant)
 {
 	install_grant_to(slot, hash, req, GetUserId(), FENCE_MY_PROCNO, token, now,
-					 same_role_detached, grant);
+					 same_role_counted, grant);
 }
 
 /*
@@ -1513,13 +1541,13 @@ install_grant(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 static void
 install_grant_to(FenceLeaseSlot *slot, uint32 hash,
 				 const FenceLeaseRequest *req, Oid roleid, int32 procno,
-				 FenceToken token, TimestampTz now, bool same_role_detached,
+				 FenceToken token, TimestampTz now, bool same_role_counted,
 				 FenceLeaseGrant *grant)
 {
 	grant->takeover = (slot->scope != FENCE_SCOPE_NONE);
 	if (grant->takeover)
 	{
-		if (!(same_role_detached && req->scope == FENCE_SCOPE_DETACHED))
+		if (!same_role_counted)
 			entry_ends(slot);
 		bump_generation(hash % FENCE_LEASE_PARTITIONS);
 	}
@@ -1621,12 +1649,12 @@ hand_off(FenceLeaseSlot *queue, FenceLeaseSlot *freed, uint32 hash)
 		return false;
 	if (!FenceCounterTryNext(&token))
 		return false;
-	if (waiter->scope == FENCE_SCOPE_DETACHED &&
+	if (request_counted(waiter->scope, waiter->lock_delay) &&
 		!role_count_add(waiter->roleid, waiter->role_limit, &count))
 		return false;
 	if (!FenceDbPublishGrant(token))
 	{
-		if (waiter->scope == FENCE_SCOPE_DETACHED)
+		if (request_counted(waiter->scope, waiter->lock_delay))
 			role_count_sub(waiter->roleid);
 		return false;
 	}
@@ -1735,24 +1763,30 @@ serve_queue(FenceLeaseSlot *queue, FenceLeaseSlot *freed)
 
 /*
  * The caller holds live entry "slot" (a lease or a permit) in the scope it
- * asks for: the same token, never a shorter lease.  In another scope: a
- * conflict.
+ * asks for: the same token, never a shorter lease, and the larger
+ * lock-delay.  A lease that gains its first delay counts against its role
+ * from now on: STEP_ROLE_LIMIT, changing nothing, if the role holds its
+ * limit (role_limit, as in acquire_step).  In another scope: a conflict.
  */
-static void
+static AcquireStep
 extend_held(FenceLeaseSlot *slot, const FenceLeaseRequest *req,
-			TimestampTz now, FenceLeaseGrant *grant)
+			TimestampTz now, int role_limit, FenceLeaseGrant *grant)
 {
 	if (slot->scope != req->scope)
 	{
 		grant->outcome = FENCE_ACQUIRE_SCOPE_CONFLICT;
 		grant->held_scope = (FenceLeaseScope) slot->scope;
-		return;
+		return STEP_DONE;
 	}
+	if (!entry_counted(slot) && req->lock_delay > 0 &&
+		!role_count_add(slot->roleid, role_limit, &role_limit_count))
+		return STEP_ROLE_LIMIT;
 	slot->expires_at = Max(slot->expires_at, lease_deadline(now, req->ttl));
 	slot->lock_delay = Max(slot->lock_delay, req->lock_delay);
 	grant->outcome = FENCE_ACQUIRE_EXTENDED;
 	grant->token = slot->token;
 	grant->expires_at = slot->expires_at;
+	return STEP_DONE;
 }
 
 /* Who holds a live entry, for fence.log_lease_waits. */
@@ -1825,21 +1859,22 @@ grace_step(const FenceLeaseRequest *req, uint32 hash, int32 idx)
  */
 static AcquireStep
 prepare_grant(const FenceLeaseRequest *req, FenceToken *token, int role_limit,
-			  FenceLeaseSlot *reused, bool *same_role_detached)
+			  FenceLeaseSlot *reused, bool *same_role_counted)
 {
+	bool		counted = request_counted(req->scope, req->lock_delay);
 	bool		count_it;
 
 	if (*token == 0 && !FenceCounterTryNext(token))
 		return STEP_NEED_TOKEN;
 
 	/*
-	 * A detached lease counts against its role's limit from now on, unless
-	 * it replaces an expired detached lease of the same role, which was
+	 * A detached or lock-delayed lease counts against its role's limit from
+	 * now on, unless it replaces an expired lease of the same role that was
 	 * counted already.
 	 */
-	*same_role_detached = reused && reused->scope == FENCE_SCOPE_DETACHED &&
+	*same_role_counted = counted && reused && entry_counted(reused) &&
 		reused->roleid == GetUserId();
-	count_it = req->scope == FENCE_SCOPE_DETACHED && !*same_role_detached;
+	count_it = counted && !*same_role_counted;
 	if (count_it && !role_count_add(GetUserId(), role_limit, &role_limit_count))
 		return STEP_ROLE_LIMIT;
 	if (!FenceDbPublishGrant(*token))
@@ -1863,16 +1898,13 @@ lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 	FenceLeaseSlot *slot = (idx >= 0) ? &lease_slots[idx] : NULL;
 	TimestampTz now = FenceNow();
 	int32		me = FENCE_MY_PROCNO;
-	bool		same_role_detached;
+	bool		same_role_counted;
 	AcquireStep step;
 
 	if (slot && slot_is_live(slot, now))
 	{
 		if (holder_matches(slot, req))
-		{
-			extend_held(slot, req, now, grant);
-			return STEP_DONE;
-		}
+			return extend_held(slot, req, now, role_limit, grant);
 		if (req->wait && my_wait_slot < 0)
 			enqueue_self(idx, partition_lock(hash), req);
 		*wake_at = slot->expires_at;
@@ -1901,7 +1933,7 @@ lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 	 */
 	if (slot == NULL && !have_spares(1))
 		return STEP_NEED_SLOT;
-	step = prepare_grant(req, &token, role_limit, slot, &same_role_detached);
+	step = prepare_grant(req, &token, role_limit, slot, &same_role_counted);
 	if (step != STEP_DONE)
 		return step;
 
@@ -1912,7 +1944,7 @@ lease_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 	}
 	else
 		become_kind(slot, hash, req, now);
-	install_grant(slot, hash, req, token, now, same_role_detached, grant);
+	install_grant(slot, hash, req, token, now, same_role_counted, grant);
 	if (my_wait_slot == idx)
 		dequeue_self(idx);		/* and wake the next in line */
 	return STEP_DONE;
@@ -1937,7 +1969,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 	TimestampTz earliest = 0;
 	int32		me = FENCE_MY_PROCNO;
 	int			taken = 0;	/* live, or in lock-delay */
-	bool		same_role_detached;
+	bool		same_role_counted;
 	AcquireStep step;
 	int32		permit_idx;
 	bool		reshape = key && (key->kind != ENTRY_PERMIT_KEY ||
@@ -1981,10 +2013,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 				earliest = permit->expires_at;
 		}
 		if (held != NULL)
-		{
-			extend_held(held, req, now, grant);
-			return STEP_DONE;
-		}
+			return extend_held(held, req, now, role_limit, grant);
 	}
 
 	if (taken >= req->permits)
@@ -2005,7 +2034,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 
 	if (!have_spares((key ? 0 : 1) + (reused ? 0 : 1)))
 		return STEP_NEED_SLOT;
-	step = prepare_grant(req, &token, role_limit, reused, &same_role_detached);
+	step = prepare_grant(req, &token, role_limit, reused, &same_role_counted);
 	if (step != STEP_DONE)
 		return step;
 
@@ -2021,7 +2050,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 		permit_idx = new_entry(hash, req, ENTRY_PERMIT);
 		reused = &lease_slots[permit_idx];
 	}
-	install_grant(reused, hash, req, token, now, same_role_detached, grant);
+	install_grant(reused, hash, req, token, now, same_role_counted, grant);
 	/* The key keeps its latest token and role, for fence_lease_status. */
 	key->token = token;
 	key->roleid = GetUserId();
@@ -2265,8 +2294,8 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	note_promotion();
 
 	/* superuser() reads the catalog: decide before any lock is taken. */
-	if (req->scope == FENCE_SCOPE_DETACHED && FenceMaxLeasesPerRole() > 0 &&
-		!superuser())
+	if (request_counted(req->scope, req->lock_delay) &&
+		FenceMaxLeasesPerRole() > 0 && !superuser())
 		role_limit = FenceMaxLeasesPerRole();
 	my_role_limit = role_limit;
 
@@ -2320,9 +2349,9 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 				case STEP_ROLE_LIMIT:
 
 					/*
-					 * Expired detached leases count until their entries are
-					 * reused or reclaimed: reclaim them all once, then ask
-					 * again.
+					 * Expired counted leases count until their entries are
+					 * reused or reclaimed (those in their lock-delay stay):
+					 * reclaim them all once, then ask again.
 					 */
 					if (!reclaimed)
 					{
@@ -2333,15 +2362,15 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 					rolename = GetUserNameFromId(GetUserId(), false);
 					ereport(ERROR,
 							(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-							 errmsg("role \"%s\" holds too many detached leases",
+							 errmsg("role \"%s\" holds too many detached or lock-delayed leases",
 									rolename),
 							 fence_max_leases_per_role >= 0 ?
-							 errdetail("The role holds %d detached leases; fence.max_leases_per_role is %d.",
+							 errdetail("The role holds %d detached or lock-delayed leases; fence.max_leases_per_role is %d.",
 									   (int) role_limit_count, role_limit) :
-							 errdetail("The role holds %d detached leases; fence.max_leases_per_role is -1, which allows %d with fence.max_leases at %d.",
+							 errdetail("The role holds %d detached or lock-delayed leases; fence.max_leases_per_role is -1, which allows %d with fence.max_leases at %d.",
 									   (int) role_limit_count, role_limit,
 									   fence_max_leases),
-							 errhint("Release detached leases that are no longer needed with fence_release(), or ask an administrator to raise fence.max_leases_per_role for this role.")));
+							 errhint("Release leases that are no longer needed with fence_release() (a lease with a fence.lock_delay counts until its delay has passed), or ask an administrator to raise fence.max_leases_per_role for this role.")));
 					break;
 				case STEP_LOST_RACE:
 					if (++lost_races >= FENCE_MAX_LOST_RACES)

@@ -310,7 +310,7 @@ ok($quota[0] > 0 && $quota[1] > 0,
 	'with plain-own, the plain role holds three detached leases');
 my (undef, $qstate, $qerr) = as_plain(q{SELECT fence_try_lease('quota-3', '1 hour', owner => 'q')});
 is($qstate, '53400', 'a fourth detached lease: 53400');
-like($qerr, qr/DETAIL:.*3 detached leases.*fence\.max_leases_per_role is 3/,
+like($qerr, qr/DETAIL:.*3 detached or lock-delayed leases.*fence\.max_leases_per_role is 3/,
 	'... whose detail gives the count and the limit');
 like($qerr, qr/HINT:.*fence_release/, '... and whose hint says what to do');
 is((as_plain(q{SELECT fence_lease('quota-3', '1 hour', timeout => '1 s', owner => 'q')}))[1],

@@ -89,7 +89,7 @@ ok($q1 > 0 && $q2 > 0 && $l1 > 0,
 my (undef, $qstate, $qerr) =
   as_plain(q{SELECT fence_try_permit('pool', 5, '1 hour', owner => 'q3')});
 is($qstate, '53400', 'a third detached permit is a fourth detached lease: 53400');
-like($qerr, qr/DETAIL:.*3 detached leases.*fence\.max_leases_per_role is 3/,
+like($qerr, qr/DETAIL:.*3 detached or lock-delayed leases.*fence\.max_leases_per_role is 3/,
 	'... whose detail gives the count and the limit');
 is((as_plain(q{SELECT fence_try_lease('solo-2', '1 hour', owner => 'q')}))[1], '53400',
 	'a detached lease of another key: 53400 too');
