@@ -202,7 +202,11 @@ is($state, 'LF001', 'a stale write to a reference table is rejected');
 my ($tl) = run($d, "SELECT fence_try_lease('job:1', '1 min')");
 (undef, $state) = run($d, "BEGIN; UPDATE loc SET v = 'd' WHERE id = 1; COMMIT;");
 is($state, '', 'a Citus local table in strict mode: the holder writes');
-(undef, $state) = run($a, "BEGIN; SELECT fence_use_token(${\ ($tl + 1000)}); UPDATE loc SET v = 'late' WHERE id = 1; COMMIT;");
+# A newer token, granted for another key: it passes the fence but does not
+# hold job:1.
+my $f = session();
+my ($other) = run($f, "SELECT fence_try_lease('job:other', '1 min')");
+(undef, $state) = run($a, "BEGIN; SELECT fence_use_token($other); UPDATE loc SET v = 'late' WHERE id = 1; COMMIT;");
 is($state, 'LF002', 'a Citus local table in strict mode: a token that does not hold the lease is rejected');
 
 # Shard moves and the rebalancer keep every fence, and the stale holder out.
@@ -228,5 +232,5 @@ is($state, 'LF001', 'after the rebalance, the stale holder is rejected');
 (undef, $state) = run($b, "BEGIN; UPDATE jobs SET result = 'b2' WHERE id = 7; COMMIT;");
 is($state, '', '... and the current holder writes');
 
-$_->quit for ($a, $b, $c, $d, $e);
+$_->quit for ($a, $b, $c, $d, $e, $f);
 done_testing();
