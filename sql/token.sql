@@ -390,8 +390,9 @@ RESET plan_cache_mode;
 RESET enable_seqscan;
 
 -- Joins on a fence_token and an integer column: a hash join (the hash
--- family), and, with hash joins off, a plan that still works (the
--- cross-type = does not claim to merge).
+-- family), and, with hash joins off, a plan that still works (a merge
+-- join, now that the btree family holds the integers' own comparisons:
+-- sql/token_opfamily.sql).
 CREATE TABLE token_ints (b bigint, i int);
 INSERT INTO token_ints SELECT g * 20, g * 20 FROM generate_series(-5, 100) g;
 ANALYZE token_ints;

@@ -90,11 +90,11 @@ COMMENT ON OPERATOR @extschema@.> (pg_catalog.int4, @extschema@.fence_token) IS 
 COMMENT ON OPERATOR @extschema@.>= (pg_catalog.int4, @extschema@.fence_token) IS 'greater than or equal';
 
 COMMENT ON FUNCTION @extschema@.fence_token_sortsupport(pg_catalog.internal) IS 'sort support';
-COMMENT ON OPERATOR FAMILY @extschema@.fence_token_ops USING btree IS 'fence_token, compared with itself, bigint and integer';
+COMMENT ON OPERATOR FAMILY @extschema@.fence_token_ops USING btree IS 'fence_token, compared with itself, bigint, integer and smallint, and those integers with each other';
 COMMENT ON OPERATOR CLASS @extschema@.fence_token_ops USING btree IS 'default btree operator class for fence_token';
 COMMENT ON FUNCTION @extschema@.fence_token_hash(@extschema@.fence_token) IS 'hash, the same as bigint''s for the equal value';
 COMMENT ON FUNCTION @extschema@.fence_token_hash_extended(@extschema@.fence_token, pg_catalog.int8) IS 'hash, the same as bigint''s for the equal value';
-COMMENT ON OPERATOR FAMILY @extschema@.fence_token_ops USING hash IS 'fence_token, equal to itself, bigint and integer';
+COMMENT ON OPERATOR FAMILY @extschema@.fence_token_ops USING hash IS 'fence_token, equal to itself, bigint, integer and smallint, and those integers to each other';
 COMMENT ON OPERATOR CLASS @extschema@.fence_token_ops USING hash IS 'default hash operator class for fence_token';
 COMMENT ON FUNCTION @extschema@.fence_token_smaller(@extschema@.fence_token, @extschema@.fence_token) IS 'smaller of two';
 COMMENT ON FUNCTION @extschema@.fence_token_larger(@extschema@.fence_token, @extschema@.fence_token) IS 'larger of two';

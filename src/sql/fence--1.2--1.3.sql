@@ -5,3 +5,431 @@
 
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION fence UPDATE TO '1.3'" to load this file. \quit
+
+-- fence_token's operator families, complete as PostgreSQL requires of every
+-- type (its own regression suite checks it: opr_sanity).  The cross-type =
+-- operators MERGES, as the equality of a btree family must.  ALTER
+-- OPERATOR ... SET (MERGES) exists from PostgreSQL 17 on only, and 1.3
+-- runs on 15 and 16 too, so the flag is set in pg_operator directly (the
+-- extension is installed by a superuser); a fresh install creates the
+-- operators with it.
+UPDATE pg_catalog.pg_operator SET oprcanmerge = true
+ WHERE oid IN (
+	'@extschema@.=(@extschema@.fence_token,pg_catalog.int8)'::pg_catalog.regoperator,
+	'@extschema@.=(pg_catalog.int8,@extschema@.fence_token)'::pg_catalog.regoperator,
+	'@extschema@.=(@extschema@.fence_token,pg_catalog.int4)'::pg_catalog.regoperator,
+	'@extschema@.=(pg_catalog.int4,@extschema@.fence_token)'::pg_catalog.regoperator,
+	'@extschema@.=(@extschema@.fence_token,pg_catalog.int2)'::pg_catalog.regoperator,
+	'@extschema@.=(pg_catalog.int2,@extschema@.fence_token)'::pg_catalog.regoperator);
+
+-- The integers' comparison and hash functions were loose members of the
+-- families; now the integer operator classes below hold them.
+ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING btree DROP
+	FUNCTION 1 (pg_catalog.int8, pg_catalog.int8),
+	FUNCTION 1 (pg_catalog.int4, pg_catalog.int4),
+	FUNCTION 1 (pg_catalog.int2, pg_catalog.int2);
+ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING hash DROP
+	FUNCTION 1 (pg_catalog.int8, pg_catalog.int8),
+	FUNCTION 2 (pg_catalog.int8, pg_catalog.int8),
+	FUNCTION 1 (pg_catalog.int4, pg_catalog.int4),
+	FUNCTION 2 (pg_catalog.int4, pg_catalog.int4),
+	FUNCTION 1 (pg_catalog.int2, pg_catalog.int2),
+	FUNCTION 2 (pg_catalog.int2, pg_catalog.int2);
+
+-- The integers' own members, which make both families complete the way
+-- PostgreSQL's integer_ops is: a family that compares fence_token with
+-- bigint, integer and smallint must also compare each of those types with
+-- itself and with the others, with an operator class for each, or the
+-- access methods' validation (amvalidate) rejects it; and a merge join of
+-- a token with an integer sorts the integer side with the family's "<" for
+-- that integer type.
+--
+-- The members cannot be the built-in integer operators: an operator in two
+-- btree families changes how the planner groups integer equalities
+-- (equivalence classes merge only when their operators have the same
+-- families), which PostgreSQL's own equivclass test shows as changed
+-- plans.  So the families have integer comparisons of their own, #<#,
+-- #<=#, #=#, #>=# and #>#, implemented by the built-in integer functions
+-- (so they agree with integer_ops wherever the two families meet).
+-- Nobody needs to write them; the planner uses them.  The integer
+-- operator classes are not default ones: an index on an integer column
+-- keeps integer_ops.
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int8lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int8, pg_catalog.int8) IS 'bigint < bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int8le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int8, pg_catalog.int8) IS 'bigint <= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int8eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int8, pg_catalog.int8) IS 'bigint = bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int8ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int8, pg_catalog.int8) IS 'bigint >= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int8gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int8, pg_catalog.int8) IS 'bigint > bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int84lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int8, pg_catalog.int4) IS 'bigint < integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int84le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int8, pg_catalog.int4) IS 'bigint <= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int84eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int8, pg_catalog.int4) IS 'bigint = integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int84ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int8, pg_catalog.int4) IS 'bigint >= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int84gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int8, pg_catalog.int4) IS 'bigint > integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int82lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int8, pg_catalog.int2) IS 'bigint < smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int82le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int8, pg_catalog.int2) IS 'bigint <= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int82eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int8, pg_catalog.int2) IS 'bigint = smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int82ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int8, pg_catalog.int2) IS 'bigint >= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int82gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int8, pg_catalog.int2) IS 'bigint > smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int48lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int4, pg_catalog.int8) IS 'integer < bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int48le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int4, pg_catalog.int8) IS 'integer <= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int48eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int4, pg_catalog.int8) IS 'integer = bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int48ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int4, pg_catalog.int8) IS 'integer >= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int48gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int4, pg_catalog.int8) IS 'integer > bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int4lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int4, pg_catalog.int4) IS 'integer < integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int4le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int4, pg_catalog.int4) IS 'integer <= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int4eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int4, pg_catalog.int4) IS 'integer = integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int4ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int4, pg_catalog.int4) IS 'integer >= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int4gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int4, pg_catalog.int4) IS 'integer > integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int42lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int4, pg_catalog.int2) IS 'integer < smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int42le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int4, pg_catalog.int2) IS 'integer <= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int42eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int4, pg_catalog.int2) IS 'integer = smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int42ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int4, pg_catalog.int2) IS 'integer >= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int42gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int4, pg_catalog.int2) IS 'integer > smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int28lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int2, pg_catalog.int8) IS 'smallint < bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int28le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int2, pg_catalog.int8) IS 'smallint <= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int28eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int2, pg_catalog.int8) IS 'smallint = bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int28ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int2, pg_catalog.int8) IS 'smallint >= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int28gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int2, pg_catalog.int8) IS 'smallint > bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int24lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int2, pg_catalog.int4) IS 'smallint < integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int24le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int2, pg_catalog.int4) IS 'smallint <= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int24eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int2, pg_catalog.int4) IS 'smallint = integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int24ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int2, pg_catalog.int4) IS 'smallint >= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int24gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int2, pg_catalog.int4) IS 'smallint > integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int2lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int2, pg_catalog.int2) IS 'smallint < smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int2le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int2, pg_catalog.int2) IS 'smallint <= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int2eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int2, pg_catalog.int2) IS 'smallint = smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int2ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int2, pg_catalog.int2) IS 'smallint >= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int2gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int2, pg_catalog.int2) IS 'smallint > smallint, for the fence_token operator families';
+
+CREATE OPERATOR CLASS @extschema@.fence_token_int8_ops
+	FOR TYPE pg_catalog.int8 USING btree FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int8, pg_catalog.int8),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int8, pg_catalog.int8),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int8, pg_catalog.int8),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int8, pg_catalog.int8),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int8, pg_catalog.int8),
+	FUNCTION 1 pg_catalog.btint8cmp(pg_catalog.int8, pg_catalog.int8),
+	FUNCTION 2 pg_catalog.btint8sortsupport(pg_catalog.internal),
+	FUNCTION 4 pg_catalog.btequalimage(pg_catalog.oid);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int8_ops USING btree IS 'bigint in the fence_token btree family, which must cover each of its types; bigint''s default class stays integer_ops';
+CREATE OPERATOR CLASS @extschema@.fence_token_int4_ops
+	FOR TYPE pg_catalog.int4 USING btree FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int4, pg_catalog.int4),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int4, pg_catalog.int4),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int4, pg_catalog.int4),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int4, pg_catalog.int4),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int4, pg_catalog.int4),
+	FUNCTION 1 pg_catalog.btint4cmp(pg_catalog.int4, pg_catalog.int4),
+	FUNCTION 2 pg_catalog.btint4sortsupport(pg_catalog.internal),
+	FUNCTION 4 pg_catalog.btequalimage(pg_catalog.oid);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int4_ops USING btree IS 'integer in the fence_token btree family, which must cover each of its types; integer''s default class stays integer_ops';
+CREATE OPERATOR CLASS @extschema@.fence_token_int2_ops
+	FOR TYPE pg_catalog.int2 USING btree FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int2, pg_catalog.int2),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int2, pg_catalog.int2),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int2, pg_catalog.int2),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int2, pg_catalog.int2),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int2, pg_catalog.int2),
+	FUNCTION 1 pg_catalog.btint2cmp(pg_catalog.int2, pg_catalog.int2),
+	FUNCTION 2 pg_catalog.btint2sortsupport(pg_catalog.internal),
+	FUNCTION 4 pg_catalog.btequalimage(pg_catalog.oid);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int2_ops USING btree IS 'smallint in the fence_token btree family, which must cover each of its types; smallint''s default class stays integer_ops';
+ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING btree ADD
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int8, pg_catalog.int4),
+	FUNCTION 1 pg_catalog.btint84cmp(pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int8, pg_catalog.int2),
+	FUNCTION 1 pg_catalog.btint82cmp(pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int4, pg_catalog.int8),
+	FUNCTION 1 pg_catalog.btint48cmp(pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int4, pg_catalog.int2),
+	FUNCTION 1 pg_catalog.btint42cmp(pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int2, pg_catalog.int8),
+	FUNCTION 1 pg_catalog.btint28cmp(pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int2, pg_catalog.int4),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int2, pg_catalog.int4),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int2, pg_catalog.int4),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int2, pg_catalog.int4),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int2, pg_catalog.int4),
+	FUNCTION 1 pg_catalog.btint24cmp(pg_catalog.int2, pg_catalog.int4);
+
+CREATE OPERATOR CLASS @extschema@.fence_token_int8_ops
+	FOR TYPE pg_catalog.int8 USING hash FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int8, pg_catalog.int8),
+	FUNCTION 1 pg_catalog.hashint8(pg_catalog.int8),
+	FUNCTION 2 pg_catalog.hashint8extended(pg_catalog.int8, pg_catalog.int8);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int8_ops USING hash IS 'bigint in the fence_token hash family, which must cover each of its types; bigint''s default class stays integer_ops';
+CREATE OPERATOR CLASS @extschema@.fence_token_int4_ops
+	FOR TYPE pg_catalog.int4 USING hash FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int4, pg_catalog.int4),
+	FUNCTION 1 pg_catalog.hashint4(pg_catalog.int4),
+	FUNCTION 2 pg_catalog.hashint4extended(pg_catalog.int4, pg_catalog.int8);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int4_ops USING hash IS 'integer in the fence_token hash family, which must cover each of its types; integer''s default class stays integer_ops';
+CREATE OPERATOR CLASS @extschema@.fence_token_int2_ops
+	FOR TYPE pg_catalog.int2 USING hash FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int2, pg_catalog.int2),
+	FUNCTION 1 pg_catalog.hashint2(pg_catalog.int2),
+	FUNCTION 2 pg_catalog.hashint2extended(pg_catalog.int2, pg_catalog.int8);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int2_ops USING hash IS 'smallint in the fence_token hash family, which must cover each of its types; smallint''s default class stays integer_ops';
+ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING hash ADD
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int2, pg_catalog.int4);
+
+COMMENT ON OPERATOR FAMILY @extschema@.fence_token_ops USING btree IS 'fence_token, compared with itself, bigint, integer and smallint, and those integers with each other';
+COMMENT ON OPERATOR FAMILY @extschema@.fence_token_ops USING hash IS 'fence_token, equal to itself, bigint, integer and smallint, and those integers to each other';

@@ -2,8 +2,8 @@
 --
 -- Stored and sent like int8, but only compared, never computed with: there
 -- are comparison operators with itself and with int8/int4/int2 on either
--- side, btree and hash operator classes, min/max, implicit casts from
--- int8/int4/int2
+-- side, btree and hash operator families holding them all, min/max,
+-- implicit casts from int8/int4/int2
 -- (a negative value is an error) and an explicit cast to int8; no
 -- arithmetic operators, and no implicit cast to any integer type that would
 -- let int8's arithmetic apply.
@@ -37,7 +37,10 @@ CREATE TYPE @extschema@.fence_token (
 -- Casts.  From int8/int4 implicit, so integer parameters and literals just
 -- work where a token is expected (a negative value raises 22003).  To int8
 -- explicit only: an implicit one would make "token + 1" resolve to int8
--- arithmetic.  Every token is a valid int8, so that cast needs no function.
+-- arithmetic.  Every token is a valid int8, so that cast needs no function
+-- (binary coercible); the way back must check for a negative value, so it
+-- is a function.  PostgreSQL's opr_sanity lists such one-way binary casts
+-- as "legal, but usually not intended": this one is intended.
 CREATE FUNCTION @extschema@.fence_token(pg_catalog.int8) RETURNS @extschema@.fence_token
 	AS 'MODULE_PATHNAME', 'fence_token_from_int8'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -54,10 +57,9 @@ CREATE CAST (@extschema@.fence_token AS pg_catalog.int8) WITHOUT FUNCTION;
 -- integer on one side compare the integer as it is (a negative one is less
 -- than every token); they are what "fence <= $2" with an integer $2 uses.
 -- The comparisons cannot fail, hence LEAKPROOF (usable under row security).
--- Only fence_token = fence_token MERGES: a merge join sorts each side with
--- the operator family's "<" for that side's type, and the family has no
--- int8 < int8 or int4 < int4 (see the btree family below).  The cross-type
--- = operators still HASHES and are indexable.
+-- Every = MERGES and HASHES: each is the equality of the btree and the hash
+-- family below, which hold the integers' own comparisons too, so a merge
+-- join can sort each side with the family's "<" for that side's type.
 
 -- (fence_token, fence_token)
 CREATE FUNCTION @extschema@.fence_token_eq(@extschema@.fence_token, @extschema@.fence_token) RETURNS boolean
@@ -134,7 +136,7 @@ CREATE OPERATOR @extschema@.= (
 	FUNCTION = @extschema@.fence_token_int8_eq,
 	COMMUTATOR = OPERATOR(@extschema@.=), NEGATOR = OPERATOR(@extschema@.<>),
 	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
-	HASHES
+	HASHES, MERGES
 );
 CREATE OPERATOR @extschema@.<> (
 	LEFTARG = @extschema@.fence_token, RIGHTARG = pg_catalog.int8,
@@ -188,7 +190,7 @@ CREATE OPERATOR @extschema@.= (
 	FUNCTION = @extschema@.int8_fence_token_eq,
 	COMMUTATOR = OPERATOR(@extschema@.=), NEGATOR = OPERATOR(@extschema@.<>),
 	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
-	HASHES
+	HASHES, MERGES
 );
 CREATE OPERATOR @extschema@.<> (
 	LEFTARG = pg_catalog.int8, RIGHTARG = @extschema@.fence_token,
@@ -242,7 +244,7 @@ CREATE OPERATOR @extschema@.= (
 	FUNCTION = @extschema@.fence_token_int4_eq,
 	COMMUTATOR = OPERATOR(@extschema@.=), NEGATOR = OPERATOR(@extschema@.<>),
 	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
-	HASHES
+	HASHES, MERGES
 );
 CREATE OPERATOR @extschema@.<> (
 	LEFTARG = @extschema@.fence_token, RIGHTARG = pg_catalog.int4,
@@ -296,7 +298,7 @@ CREATE OPERATOR @extschema@.= (
 	FUNCTION = @extschema@.int4_fence_token_eq,
 	COMMUTATOR = OPERATOR(@extschema@.=), NEGATOR = OPERATOR(@extschema@.<>),
 	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
-	HASHES
+	HASHES, MERGES
 );
 CREATE OPERATOR @extschema@.<> (
 	LEFTARG = pg_catalog.int4, RIGHTARG = @extschema@.fence_token,
@@ -330,12 +332,12 @@ CREATE OPERATOR @extschema@.>= (
 );
 
 -- btree: one operator family with the cross-type members, so an index on a
--- fence_token column serves "fence <= $2" for an int8 or int4 $2.  It holds
--- no operators between two integers: those belong to the built-in
--- integer_ops, and putting them in a second btree family would change how
--- the planner treats every integer sort.  It does hold int8's and int4's
--- comparison functions, which an index scan needs to sort the elements of
--- "fence = ANY ($1::int8[])".
+-- fence_token column serves "fence <= $2" for an int8 or int4 $2 (and for
+-- an integer literal, which resolves to the cross-type operator), and
+-- "fence = ANY ($1::int8[])", whose elements the index scan sorts with the
+-- family's int8 comparison function.  The family also holds every
+-- comparison among the integer types (at the end of this file), as
+-- PostgreSQL's own cross-type families do.
 CREATE FUNCTION @extschema@.fence_token_sortsupport(pg_catalog.internal) RETURNS pg_catalog.void
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -374,15 +376,14 @@ ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING btree ADD
 	OPERATOR 3 @extschema@.= (pg_catalog.int4, @extschema@.fence_token),
 	OPERATOR 4 @extschema@.>= (pg_catalog.int4, @extschema@.fence_token),
 	OPERATOR 5 @extschema@.> (pg_catalog.int4, @extschema@.fence_token),
-	FUNCTION 1 @extschema@.int4_fence_token_cmp(pg_catalog.int4, @extschema@.fence_token),
-	FUNCTION 1 pg_catalog.btint8cmp(pg_catalog.int8, pg_catalog.int8),
-	FUNCTION 1 pg_catalog.btint4cmp(pg_catalog.int4, pg_catalog.int4);
+	FUNCTION 1 @extschema@.int4_fence_token_cmp(pg_catalog.int4, @extschema@.fence_token);
 
 -- hash: a token hashes exactly as the equal int8 does (src/token.c), and
 -- int8's hash agrees with int4's for equal values, so the cross-type =
 -- operators belong here too, with int8's and int4's own hash functions as
 -- the support functions for those types (hash joins and hash index scans
--- with an integer on the other side).
+-- with an integer on the other side; the integer operator classes at the
+-- end of this file hold them).
 CREATE FUNCTION @extschema@.fence_token_hash(@extschema@.fence_token) RETURNS integer
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION @extschema@.fence_token_hash_extended(@extschema@.fence_token, pg_catalog.int8)
@@ -399,11 +400,7 @@ ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING hash ADD
 	OPERATOR 1 @extschema@.= (@extschema@.fence_token, pg_catalog.int8),
 	OPERATOR 1 @extschema@.= (pg_catalog.int8, @extschema@.fence_token),
 	OPERATOR 1 @extschema@.= (@extschema@.fence_token, pg_catalog.int4),
-	OPERATOR 1 @extschema@.= (pg_catalog.int4, @extschema@.fence_token),
-	FUNCTION 1 pg_catalog.hashint8(pg_catalog.int8),
-	FUNCTION 2 pg_catalog.hashint8extended(pg_catalog.int8, pg_catalog.int8),
-	FUNCTION 1 pg_catalog.hashint4(pg_catalog.int4),
-	FUNCTION 2 pg_catalog.hashint4extended(pg_catalog.int4, pg_catalog.int8);
+	OPERATOR 1 @extschema@.= (pg_catalog.int4, @extschema@.fence_token);
 
 -- min() and max().
 CREATE FUNCTION @extschema@.fence_token_smaller(@extschema@.fence_token, @extschema@.fence_token)
@@ -469,7 +466,7 @@ CREATE OPERATOR @extschema@.= (
 	FUNCTION = @extschema@.fence_token_int2_eq,
 	COMMUTATOR = OPERATOR(@extschema@.=), NEGATOR = OPERATOR(@extschema@.<>),
 	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
-	HASHES
+	HASHES, MERGES
 );
 COMMENT ON OPERATOR @extschema@.= (@extschema@.fence_token, pg_catalog.int2) IS 'equal';
 CREATE OPERATOR @extschema@.<> (
@@ -536,7 +533,7 @@ CREATE OPERATOR @extschema@.= (
 	FUNCTION = @extschema@.int2_fence_token_eq,
 	COMMUTATOR = OPERATOR(@extschema@.=), NEGATOR = OPERATOR(@extschema@.<>),
 	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
-	HASHES
+	HASHES, MERGES
 );
 COMMENT ON OPERATOR @extschema@.= (pg_catalog.int2, @extschema@.fence_token) IS 'equal';
 CREATE OPERATOR @extschema@.<> (
@@ -589,11 +586,403 @@ ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING btree ADD
 	OPERATOR 3 @extschema@.= (pg_catalog.int2, @extschema@.fence_token),
 	OPERATOR 4 @extschema@.>= (pg_catalog.int2, @extschema@.fence_token),
 	OPERATOR 5 @extschema@.> (pg_catalog.int2, @extschema@.fence_token),
-	FUNCTION 1 @extschema@.int2_fence_token_cmp(pg_catalog.int2, @extschema@.fence_token),
-	FUNCTION 1 pg_catalog.btint2cmp(pg_catalog.int2, pg_catalog.int2);
+	FUNCTION 1 @extschema@.int2_fence_token_cmp(pg_catalog.int2, @extschema@.fence_token);
 
 ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING hash ADD
 	OPERATOR 1 @extschema@.= (@extschema@.fence_token, pg_catalog.int2),
-	OPERATOR 1 @extschema@.= (pg_catalog.int2, @extschema@.fence_token),
+	OPERATOR 1 @extschema@.= (pg_catalog.int2, @extschema@.fence_token);
+
+-- The integers' own members, which make both families complete the way
+-- PostgreSQL's integer_ops is: a family that compares fence_token with
+-- bigint, integer and smallint must also compare each of those types with
+-- itself and with the others, with an operator class for each, or the
+-- access methods' validation (amvalidate) rejects it; and a merge join of
+-- a token with an integer sorts the integer side with the family's "<" for
+-- that integer type.
+--
+-- The members cannot be the built-in integer operators: an operator in two
+-- btree families changes how the planner groups integer equalities
+-- (equivalence classes merge only when their operators have the same
+-- families), which PostgreSQL's own equivclass test shows as changed
+-- plans.  So the families have integer comparisons of their own, #<#,
+-- #<=#, #=#, #>=# and #>#, implemented by the built-in integer functions
+-- (so they agree with integer_ops wherever the two families meet).
+-- Nobody needs to write them; the planner uses them.  The integer
+-- operator classes are not default ones: an index on an integer column
+-- keeps integer_ops.
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int8lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int8, pg_catalog.int8) IS 'bigint < bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int8le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int8, pg_catalog.int8) IS 'bigint <= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int8eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int8, pg_catalog.int8) IS 'bigint = bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int8ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int8, pg_catalog.int8) IS 'bigint >= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int8gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int8, pg_catalog.int8) IS 'bigint > bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int84lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int8, pg_catalog.int4) IS 'bigint < integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int84le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int8, pg_catalog.int4) IS 'bigint <= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int84eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int8, pg_catalog.int4) IS 'bigint = integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int84ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int8, pg_catalog.int4) IS 'bigint >= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int84gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int8, pg_catalog.int4) IS 'bigint > integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int82lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int8, pg_catalog.int2) IS 'bigint < smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int82le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int8, pg_catalog.int2) IS 'bigint <= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int82eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int8, pg_catalog.int2) IS 'bigint = smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int82ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int8, pg_catalog.int2) IS 'bigint >= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int8, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int82gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int8, pg_catalog.int2) IS 'bigint > smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int48lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int4, pg_catalog.int8) IS 'integer < bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int48le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int4, pg_catalog.int8) IS 'integer <= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int48eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int4, pg_catalog.int8) IS 'integer = bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int48ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int4, pg_catalog.int8) IS 'integer >= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int48gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int4, pg_catalog.int8) IS 'integer > bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int4lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int4, pg_catalog.int4) IS 'integer < integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int4le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int4, pg_catalog.int4) IS 'integer <= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int4eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int4, pg_catalog.int4) IS 'integer = integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int4ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int4, pg_catalog.int4) IS 'integer >= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int4gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int4, pg_catalog.int4) IS 'integer > integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int42lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int4, pg_catalog.int2) IS 'integer < smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int42le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int4, pg_catalog.int2) IS 'integer <= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int42eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int4, pg_catalog.int2) IS 'integer = smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int42ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int4, pg_catalog.int2) IS 'integer >= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int4, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int42gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int4, pg_catalog.int2) IS 'integer > smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int28lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int2, pg_catalog.int8) IS 'smallint < bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int28le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int2, pg_catalog.int8) IS 'smallint <= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int28eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int2, pg_catalog.int8) IS 'smallint = bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int28ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int2, pg_catalog.int8) IS 'smallint >= bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int8, FUNCTION = pg_catalog.int28gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int2, pg_catalog.int8) IS 'smallint > bigint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int24lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int2, pg_catalog.int4) IS 'smallint < integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int24le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int2, pg_catalog.int4) IS 'smallint <= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int24eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int2, pg_catalog.int4) IS 'smallint = integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int24ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int2, pg_catalog.int4) IS 'smallint >= integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int4, FUNCTION = pg_catalog.int24gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int2, pg_catalog.int4) IS 'smallint > integer, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int2lt,
+	COMMUTATOR = OPERATOR(@extschema@.#>#),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<# (pg_catalog.int2, pg_catalog.int2) IS 'smallint < smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#<=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int2le,
+	COMMUTATOR = OPERATOR(@extschema@.#>=#),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#<=# (pg_catalog.int2, pg_catalog.int2) IS 'smallint <= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int2eq,
+	COMMUTATOR = OPERATOR(@extschema@.#=#),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel,
+	HASHES, MERGES
+);
+COMMENT ON OPERATOR @extschema@.#=# (pg_catalog.int2, pg_catalog.int2) IS 'smallint = smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#>=# (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int2ge,
+	COMMUTATOR = OPERATOR(@extschema@.#<=#),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
+COMMENT ON OPERATOR @extschema@.#>=# (pg_catalog.int2, pg_catalog.int2) IS 'smallint >= smallint, for the fence_token operator families';
+CREATE OPERATOR @extschema@.#># (
+	LEFTARG = pg_catalog.int2, RIGHTARG = pg_catalog.int2, FUNCTION = pg_catalog.int2gt,
+	COMMUTATOR = OPERATOR(@extschema@.#<#),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+COMMENT ON OPERATOR @extschema@.#># (pg_catalog.int2, pg_catalog.int2) IS 'smallint > smallint, for the fence_token operator families';
+
+CREATE OPERATOR CLASS @extschema@.fence_token_int8_ops
+	FOR TYPE pg_catalog.int8 USING btree FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int8, pg_catalog.int8),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int8, pg_catalog.int8),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int8, pg_catalog.int8),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int8, pg_catalog.int8),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int8, pg_catalog.int8),
+	FUNCTION 1 pg_catalog.btint8cmp(pg_catalog.int8, pg_catalog.int8),
+	FUNCTION 2 pg_catalog.btint8sortsupport(pg_catalog.internal),
+	FUNCTION 4 pg_catalog.btequalimage(pg_catalog.oid);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int8_ops USING btree IS 'bigint in the fence_token btree family, which must cover each of its types; bigint''s default class stays integer_ops';
+CREATE OPERATOR CLASS @extschema@.fence_token_int4_ops
+	FOR TYPE pg_catalog.int4 USING btree FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int4, pg_catalog.int4),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int4, pg_catalog.int4),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int4, pg_catalog.int4),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int4, pg_catalog.int4),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int4, pg_catalog.int4),
+	FUNCTION 1 pg_catalog.btint4cmp(pg_catalog.int4, pg_catalog.int4),
+	FUNCTION 2 pg_catalog.btint4sortsupport(pg_catalog.internal),
+	FUNCTION 4 pg_catalog.btequalimage(pg_catalog.oid);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int4_ops USING btree IS 'integer in the fence_token btree family, which must cover each of its types; integer''s default class stays integer_ops';
+CREATE OPERATOR CLASS @extschema@.fence_token_int2_ops
+	FOR TYPE pg_catalog.int2 USING btree FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int2, pg_catalog.int2),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int2, pg_catalog.int2),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int2, pg_catalog.int2),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int2, pg_catalog.int2),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int2, pg_catalog.int2),
+	FUNCTION 1 pg_catalog.btint2cmp(pg_catalog.int2, pg_catalog.int2),
+	FUNCTION 2 pg_catalog.btint2sortsupport(pg_catalog.internal),
+	FUNCTION 4 pg_catalog.btequalimage(pg_catalog.oid);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int2_ops USING btree IS 'smallint in the fence_token btree family, which must cover each of its types; smallint''s default class stays integer_ops';
+ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING btree ADD
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int8, pg_catalog.int4),
+	FUNCTION 1 pg_catalog.btint84cmp(pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int8, pg_catalog.int2),
+	FUNCTION 1 pg_catalog.btint82cmp(pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int4, pg_catalog.int8),
+	FUNCTION 1 pg_catalog.btint48cmp(pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int4, pg_catalog.int2),
+	FUNCTION 1 pg_catalog.btint42cmp(pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int2, pg_catalog.int8),
+	FUNCTION 1 pg_catalog.btint28cmp(pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 1 @extschema@.#<# (pg_catalog.int2, pg_catalog.int4),
+	OPERATOR 2 @extschema@.#<=# (pg_catalog.int2, pg_catalog.int4),
+	OPERATOR 3 @extschema@.#=# (pg_catalog.int2, pg_catalog.int4),
+	OPERATOR 4 @extschema@.#>=# (pg_catalog.int2, pg_catalog.int4),
+	OPERATOR 5 @extschema@.#># (pg_catalog.int2, pg_catalog.int4),
+	FUNCTION 1 pg_catalog.btint24cmp(pg_catalog.int2, pg_catalog.int4);
+
+CREATE OPERATOR CLASS @extschema@.fence_token_int8_ops
+	FOR TYPE pg_catalog.int8 USING hash FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int8, pg_catalog.int8),
+	FUNCTION 1 pg_catalog.hashint8(pg_catalog.int8),
+	FUNCTION 2 pg_catalog.hashint8extended(pg_catalog.int8, pg_catalog.int8);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int8_ops USING hash IS 'bigint in the fence_token hash family, which must cover each of its types; bigint''s default class stays integer_ops';
+CREATE OPERATOR CLASS @extschema@.fence_token_int4_ops
+	FOR TYPE pg_catalog.int4 USING hash FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int4, pg_catalog.int4),
+	FUNCTION 1 pg_catalog.hashint4(pg_catalog.int4),
+	FUNCTION 2 pg_catalog.hashint4extended(pg_catalog.int4, pg_catalog.int8);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int4_ops USING hash IS 'integer in the fence_token hash family, which must cover each of its types; integer''s default class stays integer_ops';
+CREATE OPERATOR CLASS @extschema@.fence_token_int2_ops
+	FOR TYPE pg_catalog.int2 USING hash FAMILY @extschema@.fence_token_ops AS
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int2, pg_catalog.int2),
 	FUNCTION 1 pg_catalog.hashint2(pg_catalog.int2),
 	FUNCTION 2 pg_catalog.hashint2extended(pg_catalog.int2, pg_catalog.int8);
+COMMENT ON OPERATOR CLASS @extschema@.fence_token_int2_ops USING hash IS 'smallint in the fence_token hash family, which must cover each of its types; smallint''s default class stays integer_ops';
+ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING hash ADD
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int8, pg_catalog.int4),
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int8, pg_catalog.int2),
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int4, pg_catalog.int8),
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int4, pg_catalog.int2),
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int2, pg_catalog.int8),
+	OPERATOR 1 @extschema@.#=# (pg_catalog.int2, pg_catalog.int4);

@@ -68,6 +68,12 @@ fence_missing_packages() {
 					dpkg-query -W -f '${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed \
 						|| missing+=("$p")
 				done ;;
+			# The upstream suite extracts PostgreSQL's tests from its source
+			# tarball and patches their expected output.
+			upstream)
+				command -v bzip2 >/dev/null 2>&1 || missing+=(bzip2)
+				command -v patch >/dev/null 2>&1 || missing+=(patch)
+				;;
 			# The docs suite opens the demo's pictures in a headless browser;
 			# the pictures name DejaVu Sans, so it must be there to measure.
 			chromium)

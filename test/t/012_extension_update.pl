@@ -96,13 +96,19 @@ SELECT line FROM (
 	SELECT 'opclass ' || pg_describe_object('pg_opclass'::regclass, oc.oid, 0)
 	       || ' type=' || oc.opcintype::regtype::text || ' default=' || oc.opcdefault
 	       || ' family=' || pg_describe_object('pg_opfamily'::regclass, oc.opcfamily, 0)
+	       || ' comment=' || coalesce(obj_description(oc.oid, 'pg_opclass'), '-')
 	  FROM members m JOIN pg_opclass oc ON m.classid = 'pg_opclass'::regclass AND oc.oid = m.objid
 	UNION ALL
 	SELECT 'opfamily ' || pg_describe_object('pg_opfamily'::regclass, f.oid, 0) || ': '
 	       || coalesce((SELECT string_agg('op ' || ao.amopstrategy || ' '
 	                                      || ao.amoplefttype::regtype::text || ','
 	                                      || ao.amoprighttype::regtype::text || ' '
-	                                      || ao.amopopr::regoperator::text, '; '
+	                                      || ao.amopopr::regoperator::text || ' purpose='
+	                                      || ao.amoppurpose::text || ' '
+	                                      || coalesce((SELECT 'in ' || pg_describe_object('pg_opclass'::regclass, d.refobjid, 0)
+	                                                     FROM pg_depend d
+	                                                    WHERE d.classid = 'pg_amop'::regclass AND d.objid = ao.oid
+	                                                      AND d.refclassid = 'pg_opclass'::regclass), 'loose'), '; '
 	                                      ORDER BY ao.amopstrategy, ao.amoplefttype::regtype::text,
 	                                               ao.amoprighttype::regtype::text)
 	                     FROM pg_amop ao WHERE ao.amopfamily = f.oid), '-')
@@ -110,10 +116,15 @@ SELECT line FROM (
 	       || coalesce((SELECT string_agg('proc ' || ap.amprocnum || ' '
 	                                      || ap.amproclefttype::regtype::text || ','
 	                                      || ap.amprocrighttype::regtype::text || ' '
-	                                      || ap.amproc::regprocedure::text, '; '
+	                                      || ap.amproc::regprocedure::text || ' '
+	                                      || coalesce((SELECT 'in ' || pg_describe_object('pg_opclass'::regclass, d.refobjid, 0)
+	                                                     FROM pg_depend d
+	                                                    WHERE d.classid = 'pg_amproc'::regclass AND d.objid = ap.oid
+	                                                      AND d.refclassid = 'pg_opclass'::regclass), 'loose'), '; '
 	                                      ORDER BY ap.amprocnum, ap.amproclefttype::regtype::text,
 	                                               ap.amprocrighttype::regtype::text)
 	                     FROM pg_amproc ap WHERE ap.amprocfamily = f.oid), '-')
+	       || ' comment=' || coalesce(obj_description(f.oid, 'pg_opfamily'), '-')
 	  FROM members m JOIN pg_opfamily f ON m.classid = 'pg_opfamily'::regclass AND f.oid = m.objid
 	UNION ALL
 	SELECT 'relation ' || c.oid::regclass::text || ' kind=' || c.relkind::text
