@@ -12,19 +12,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Set, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Optional, Set, Union
 
 import psycopg
-from psycopg import errors as pgerrors
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ._core import config as cfg
 from ._core.config import Seconds, logger
 from ._core.errors import (CONNECTION, DEADLINE, LOCK_NOT_AVAILABLE, RELEASED, FenceError,
-                           LeaseLostError, LeaseNotHeldError, LeaseUnavailableError, classify)
+                           LeaseLostError, LeaseUnavailableError, classify)
 from ._core.base import LeaseBase, check_permits
 from ._core.state import how_from_server
+
+if TYPE_CHECKING:
+    from .breaker import AsyncBreaker
 
 __all__ = ["AsyncFence", "AsyncLease"]
 
@@ -62,7 +64,7 @@ class AsyncFence:
         from .breaker import AsyncBreaker
         return AsyncBreaker(self.pool, name)
 
-    async def _connect(self) -> psycopg.AsyncConnection:
+    async def _connect(self) -> "psycopg.AsyncConnection[Any]":
         timeout = max(int(self._connect_timeout + 0.999), 1)
         return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True,
                                                      connect_timeout=timeout, **self._conn_kwargs)
@@ -73,7 +75,7 @@ def _cancel_server(conn: Any) -> None:
         conn.cancel()
 
 
-async def _drain(conn: psycopg.AsyncConnection) -> None:
+async def _drain(conn: "psycopg.AsyncConnection[Any]") -> None:
     """After a cancel request: read the statement's (error) result, so the
     connection is idle in its transaction again and can roll back."""
     from psycopg import generators
@@ -88,17 +90,17 @@ class AsyncLease(LeaseBase):
         super().__init__(fence._renew_timeout, key, ttl, wait, owner, permits)
         self._fence = fence
         self.lost = asyncio.Event()
-        self._own: Optional[psycopg.AsyncConnection] = None
+        self._own: Optional["psycopg.AsyncConnection[Any]"] = None
         self._stopping = False
         self._tasks: List["asyncio.Task[Any]"] = []
         self._task: Optional["asyncio.Task[Any]"] = None
         self._inside = False
         self._cancelled_by_us = False
         self._cancelling = 0
-        self._active: Set[psycopg.AsyncConnection] = set()
+        self._active: Set["psycopg.AsyncConnection[Any]"] = set()
 
     @contextlib.asynccontextmanager
-    async def transaction(self) -> AsyncIterator[psycopg.AsyncConnection]:
+    async def transaction(self) -> AsyncIterator["psycopg.AsyncConnection[Any]"]:
         """A transaction on a pooled connection that writes with this lease's token
         (for this transaction only; the connection goes back to the pool
         carrying none)."""
@@ -227,15 +229,10 @@ class AsyncLease(LeaseBase):
         self._finish()
 
     async def _translate(self, e: psycopg.Error) -> BaseException:
-        st = self._state
-        fe = classify(e)
-        if isinstance(fe, LeaseNotHeldError) and st is not None:
+        err, not_held = self._meaning(e)
+        if not_held:
             self._lose(how_from_server(await self._status()), e)
-        if fe is not None:
-            return fe
-        if st is not None and st.how is not None and isinstance(e, pgerrors.QueryCanceled):
-            return LeaseLostError(self.key, st.token, st.how, cause=e)
-        return e
+        return err
 
     def _lose(self, how: str, cause: Optional[BaseException] = None) -> None:
         st = self._held()
@@ -322,7 +319,7 @@ class AsyncLease(LeaseBase):
             self._lose(how_from_server(how))
             return
 
-    async def _reconnect(self) -> Optional[psycopg.AsyncConnection]:
+    async def _reconnect(self) -> Optional["psycopg.AsyncConnection[Any]"]:
         st = self._held()
         while not self._stopping and not st.lost:
             try:

@@ -47,6 +47,17 @@ def _allow_sql(options: dict) -> tuple:
     return sql, options
 
 
+def _go_ahead(name: str, d: Decision) -> float:
+    """Raise BreakerOpenError for fail_fast; else the start time of the call."""
+    if d.decision == "fail_fast":
+        raise BreakerOpenError(name, d.retry_at)
+    return time.monotonic()
+
+
+def _took(start: float) -> _dt.timedelta:
+    return _dt.timedelta(seconds=time.monotonic() - start)
+
+
 _REPORT = ("SELECT fence_breaker_report(%(name)s::text, %(success)s, %(probe)s::bigint, "
            "%(duration)s::interval)")
 
@@ -71,15 +82,13 @@ class Breaker:
     @contextlib.contextmanager
     def call(self, **options: Any) -> Iterator[Decision]:
         d = self.allow(**options)
-        if d.decision == "fail_fast":
-            raise BreakerOpenError(self.name, d.retry_at)
-        start = time.monotonic()
+        start = _go_ahead(self.name, d)
         try:
             yield d
         except BaseException:
-            self.report(False, d.probe_token, _dt.timedelta(seconds=time.monotonic() - start))
+            self.report(False, d.probe_token, _took(start))
             raise
-        self.report(True, d.probe_token, _dt.timedelta(seconds=time.monotonic() - start))
+        self.report(True, d.probe_token, _took(start))
 
 
 class AsyncBreaker:
@@ -105,12 +114,10 @@ class AsyncBreaker:
     @contextlib.asynccontextmanager
     async def call(self, **options: Any) -> AsyncIterator[Decision]:
         d = await self.allow(**options)
-        if d.decision == "fail_fast":
-            raise BreakerOpenError(self.name, d.retry_at)
-        start = time.monotonic()
+        start = _go_ahead(self.name, d)
         try:
             yield d
         except BaseException:
-            await self.report(False, d.probe_token, _dt.timedelta(seconds=time.monotonic() - start))
+            await self.report(False, d.probe_token, _took(start))
             raise
-        await self.report(True, d.probe_token, _dt.timedelta(seconds=time.monotonic() - start))
+        await self.report(True, d.probe_token, _took(start))

@@ -12,24 +12,34 @@ import concurrent.futures
 import contextlib
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import psycopg
-from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ._core import config as cfg
 from ._core.config import Seconds, logger
 from ._core.errors import (CONNECTION, DEADLINE, LOCK_NOT_AVAILABLE, RELEASED, FenceError,
-                           LeaseLostError, LeaseNotHeldError, LeaseUnavailableError, classify)
+                           LeaseLostError, LeaseUnavailableError, classify)
 from ._core.base import LeaseBase, check_permits
 from ._core.state import how_from_server
+
+if TYPE_CHECKING:
+    from .breaker import Breaker
 
 __all__ = ["Fence", "Lease"]
 
 # Errors that say the server could not be reached (or the try took too long):
 # a renewal failing so suspends the lease instead of losing it.
 _UNREACHABLE = (psycopg.OperationalError, PoolTimeout, concurrent.futures.TimeoutError)
+
+
+def _row(cur: "psycopg.Cursor[Any]") -> Tuple[Any, ...]:
+    """The one row a statement of pgfence's returns."""
+    row = cur.fetchone()
+    if row is None:
+        raise psycopg.InterfaceError("the statement returned no row")
+    return tuple(row)
 
 
 class Fence:
@@ -93,7 +103,7 @@ class Fence:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _connect(self) -> psycopg.Connection:
+    def _connect(self) -> "psycopg.Connection[Any]":
         timeout = max(int(self._connect_timeout + 0.999), 1)
         return psycopg.connect(self._conninfo, autocommit=True, connect_timeout=timeout,
                                **self._conn_kwargs)
@@ -107,14 +117,14 @@ class Lease(LeaseBase):
         super().__init__(fence._renew_timeout, key, ttl, wait, owner, permits)
         self._fence = fence
         self.lost = threading.Event()
-        self._own: Optional[psycopg.Connection] = None
+        self._own: Optional["psycopg.Connection[Any]"] = None
         self._stop = threading.Event()
-        self._active: Set[psycopg.Connection] = set()
+        self._active: Set["psycopg.Connection[Any]"] = set()
         self._active_lock = threading.Lock()
         self._threads: List[threading.Thread] = []
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[psycopg.Connection]:
+    def transaction(self) -> Iterator["psycopg.Connection[Any]"]:
         """A transaction on a pooled connection that writes with this lease's token.
 
         The token is set with fence_use_token for this transaction only, so
@@ -199,7 +209,7 @@ class Lease(LeaseBase):
             # The grant came after a wait: when is unknown, so renew now to
             # know a deadline that cannot be late.
             sent = time.monotonic()
-            ok, expires_at = own.execute(cfg.SQL_RENEW, {**params, "token": token}).fetchone()
+            ok, expires_at = _row(own.execute(cfg.SQL_RENEW, {**params, "token": token}))
             if not ok:
                 self._release()
                 self._close_own()
@@ -208,15 +218,10 @@ class Lease(LeaseBase):
 
     def _translate(self, e: psycopg.Error) -> BaseException:
         """The FenceError a driver error means (LF002 also marks the lease lost)."""
-        st = self._state
-        fe = classify(e)
-        if isinstance(fe, LeaseNotHeldError) and st is not None:
+        err, not_held = self._meaning(e)
+        if not_held:
             self._lose(how_from_server(self._status()), e)
-        if fe is not None:
-            return fe
-        if st is not None and st.how is not None and isinstance(e, pgerrors.QueryCanceled):
-            return LeaseLostError(self.key, st.token, st.how, cause=e)
-        return e
+        return err
 
     def _lose(self, how: str, cause: Optional[BaseException] = None) -> None:
         st = self._held()
@@ -246,13 +251,13 @@ class Lease(LeaseBase):
         params = self._params()
         try:
             with self._fence.pool.connection(timeout=self._timing.try_timeout + 5) as conn:
-                self._held().release_result(conn.execute(cfg.SQL_RELEASE, params).fetchone()[0])
+                self._held().release_result(_row(conn.execute(cfg.SQL_RELEASE, params))[0])
             return
         except Exception as e:
             first = e
         try:
             with self._fence._connect() as conn:
-                self._held().release_result(conn.execute(cfg.SQL_RELEASE, params).fetchone()[0])
+                self._held().release_result(_row(conn.execute(cfg.SQL_RELEASE, params))[0])
         except Exception:
             logger.warning("could not release lease %r (%s); it ends by its TTL", self.key, first)
 
@@ -296,13 +301,13 @@ class Lease(LeaseBase):
             self._lose(how_from_server(how))
             return
 
-    def _reconnect(self) -> Optional[psycopg.Connection]:
+    def _reconnect(self) -> Optional["psycopg.Connection[Any]"]:
         """A new watchdog connection, once the lease is known to be still held."""
         st = self._held()
         while not self._stop.is_set() and not st.lost:
             try:
                 conn = self._fence._connect()
-                status, started = conn.execute(cfg.SQL_STATUS, {"key": self.key, "token": st.token}).fetchone()
+                status, started = _row(conn.execute(cfg.SQL_STATUS, {"key": self.key, "token": st.token}))
             except psycopg.Error:
                 self._stop.wait(st.timing.next_retry())
                 continue
@@ -326,7 +331,7 @@ class Lease(LeaseBase):
         params = self._params()
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1,
                                                      thread_name_prefix=f"pgfence-renew:{self.key}")
-        pending: Optional[concurrent.futures.Future] = None
+        pending: "Optional[concurrent.futures.Future[Any]]" = None
         delay = st.timing.next_renewal()
         try:
             while True:

@@ -4,10 +4,6 @@ import signal
 import subprocess
 import time
 
-import pytest
-
-import pgfence
-
 from conftest import status, worker
 
 

@@ -5,7 +5,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 from . import config as cfg
 from .config import Seconds
-from .errors import RELEASED, LeaseLostError
+from .errors import RELEASED, LeaseLostError, LeaseNotHeldError, classify
 from .state import LeaseState
 
 
@@ -84,6 +84,18 @@ class LeaseBase:
         self._state = LeaseState(self.key, token, self.owner, self._timing, sent, expires_at,
                                  started, self._permits)
         return self._state
+
+    def _meaning(self, e: BaseException) -> Tuple[BaseException, bool]:
+        """The error to raise for a driver's error, and whether it says that the
+        lease is not held (LF002), which marks it lost."""
+        st = self._state
+        fe = classify(e)
+        if fe is not None:
+            return fe, isinstance(fe, LeaseNotHeldError) and st is not None
+        if st is not None and st.how is not None and getattr(e, "sqlstate", None) == "57014":
+            # query_canceled: pgfence cancelled it, as the lease was lost.
+            return LeaseLostError(self.key, st.token, st.how, cause=e), False
+        return e, False
 
     def _params(self) -> Dict[str, Any]:
         return {"key": self.key, "token": self._held().token, "ttl": cfg.interval(self.ttl),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import threading
 import time
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .config import Timing, logger
 from .errors import BROKEN, EXPIRED, RELEASED, SUPERSEDED, LeaseLostError
@@ -46,7 +46,7 @@ class LeaseState:
         logger.info("acquired lease %r, token %d, ttl %gs, owner %s", key, token, timing.ttl, owner,
                     extra=self._extra("acquired"))
 
-    def _extra(self, event: str, **more: Any) -> dict:
+    def _extra(self, event: str, **more: Any) -> Dict[str, Any]:
         d = {"pgfence_event": event, "pgfence_key": self.key, "pgfence_token": self.token}
         d.update(more)
         return d
