@@ -262,7 +262,7 @@ class AsyncLease(LeaseBase):
     async def _release(self) -> None:
         params = self._params()
         try:
-            async with self._fence.pool.connection(timeout=self._timing.try_timeout + 5) as conn:
+            async with self._fence.pool.connection(timeout=max(self._timing.try_timeout, 1.0)) as conn:
                 cur = await asyncio.wait_for(conn.execute(cfg.SQL_RELEASE, params),
                                              self._timing.try_timeout + 5)
                 self._held().release_result((await cur.fetchone())[0])  # type: ignore[index]

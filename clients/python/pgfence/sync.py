@@ -250,7 +250,7 @@ class Lease(LeaseBase):
     def _release(self) -> None:
         params = self._params()
         try:
-            with self._fence.pool.connection(timeout=self._timing.try_timeout + 5) as conn:
+            with self._fence.pool.connection(timeout=max(self._timing.try_timeout, 1.0)) as conn:
                 self._held().release_result(_row(conn.execute(cfg.SQL_RELEASE, params))[0])
             return
         except Exception as e:

@@ -174,3 +174,44 @@ async def test_permits_and_breaker(afx, key):
         pass
     d = await br.allow()
     assert d.decision == "call"
+
+
+async def test_network_stall_past_the_deadline_cancels_the_task(dsn, key):
+    from netproxy import Proxy
+    with Proxy(dsn) as proxy:
+        async with AsyncConnectionPool(proxy.dsn, min_size=1, max_size=2,
+                                       kwargs={"autocommit": True}) as pool:
+            afx = pgfence.AsyncFence(pool, renew_timeout=0.3)
+            with pytest.raises(pgfence.LeaseLostError) as ei:
+                async with afx.lease(key, ttl=1.5):
+                    proxy.hold()
+                    held_at = time.monotonic()
+                    try:
+                        await asyncio.sleep(10)
+                    finally:
+                        took = time.monotonic() - held_at
+                        proxy.flow()
+            assert ei.value.how == "deadline"
+            assert took <= 1.5 + 0.3, took
+
+
+async def test_network_stall_suspends_then_renews(dsn, admin, key):
+    from netproxy import Proxy
+    with Proxy(dsn) as proxy:
+        async with AsyncConnectionPool(proxy.dsn, min_size=1, max_size=2,
+                                       kwargs={"autocommit": True}) as pool:
+            afx = pgfence.AsyncFence(pool, renew_timeout=0.3)
+            async with afx.lease(key, ttl=4) as lease:
+                proxy.hold()
+                suspended = False
+                for _ in range(44):
+                    await asyncio.sleep(0.05)
+                    suspended = suspended or lease.suspended
+                proxy.flow()
+                assert suspended and not lease.lost.is_set()
+                for _ in range(60):
+                    if not lease.suspended:
+                        break
+                    await asyncio.sleep(0.05)
+                assert not lease.suspended and not lease.lost.is_set()
+                assert status(admin, key, lease.token) == "held"

@@ -234,3 +234,49 @@ def test_conninfo_fence_owns_its_pool(dsn, admin, key):
         with fx.lease(key, ttl=5) as lease:
             assert leases_of(admin, key) == [(lease.token, lease.owner)]
     assert fx.pool.closed
+
+
+def test_network_stall_suspends_then_renews(dsn, admin, key, caplog):
+    """Renewals that hang are suspended, not lost, while the local deadline holds."""
+    from psycopg_pool import ConnectionPool
+    from netproxy import Proxy
+    caplog.set_level(logging.INFO, logger="pgfence")
+    with Proxy(dsn) as proxy, \
+            ConnectionPool(proxy.dsn, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool:
+        fx = pgfence.Fence(pool, renew_timeout=0.3)
+        with fx.lease(key, ttl=4) as lease:
+            time.sleep(0.2)
+            proxy.hold()
+            suspended = False
+            end = time.monotonic() + 2.2
+            while time.monotonic() < end:
+                suspended = suspended or lease.suspended
+                time.sleep(0.05)
+            proxy.flow()
+            assert suspended
+            assert not lease.lost.is_set()
+            end = time.monotonic() + 3
+            while lease.suspended and time.monotonic() < end:
+                time.sleep(0.05)
+            assert not lease.suspended and not lease.lost.is_set()
+            assert status(admin, key, lease.token) == "held"
+    events = [getattr(r, "pgfence_event", None) for r in caplog.records if r.name == "pgfence"]
+    assert "suspended" in events and "renewed" in events
+
+
+def test_network_stall_past_the_deadline_loses_the_lease(dsn, admin, key):
+    """No renewal through by the local deadline: lost, whatever the server says."""
+    from psycopg_pool import ConnectionPool
+    from netproxy import Proxy
+    with Proxy(dsn) as proxy, \
+            ConnectionPool(proxy.dsn, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool:
+        fx = pgfence.Fence(pool, renew_timeout=0.3)
+        with pytest.raises(pgfence.LeaseLostError) as ei:
+            with fx.lease(key, ttl=1.5) as lease:
+                proxy.hold()                  # the watchdog's connection is held too
+                held_at = time.monotonic()
+                assert lease.lost.wait(3)
+                took = time.monotonic() - held_at
+                proxy.flow()
+        assert ei.value.how == "deadline"
+        assert took <= 1.5 + 0.3, took

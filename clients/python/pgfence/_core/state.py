@@ -78,8 +78,9 @@ class LeaseState:
             if self.how is not None or self.suspended:
                 return
             self.suspended = True
+        why = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
         logger.warning("lease %r suspended: renewal failed (%s); lost in %.2fs unless a renewal succeeds",
-                       self.key, err, max(self.remaining(), 0.0), extra=self._extra("suspended"))
+                       self.key, why, max(self.remaining(), 0.0), extra=self._extra("suspended"))
 
     def add_callback(self, callback: Callable[[LeaseLostError], Any]) -> bool:
         """Keep callback for the loss; False if the lease is lost already."""
