@@ -6,7 +6,9 @@
 # a scratch copy of clients/python.  Then its pytest suite runs with that
 # venv's interpreter against this node (PGFENCE_TEST_DSN, a superuser's
 # conninfo; fence.test_clock = on for pgfence.testing; PGFENCE_TEST_RESTART,
-# a pg_ctl restart of the node, for the restart test), and each pytest
+# a pg_ctl restart of the node, for the restart test;
+# PGFENCE_TEST_PGBOUNCER_DSN, a PgBouncer in transaction mode with one
+# server connection in front of it), and each pytest
 # outcome is reported as one TAP line.  A missing package or a skipped test
 # is a failure, not a skip: make test installs what the suite needs.
 use strict;
@@ -68,7 +70,21 @@ my $node = fence_node('pyclient', conf => "fence.test_clock = on\n");
 $node->safe_psql('postgres', 'CREATE DATABASE pgfence_test');
 $node->safe_psql('pgfence_test', 'CREATE EXTENSION fence');
 
+ok(pgbouncer_binary(), 'PgBouncer is installed');
+my ($bouncer, undef, $bouncer_dsn) =
+  start_pgbouncer($node, 'pgbouncer', 'transaction', 'pgfence_test');
+ok( wait_until(
+		10,
+		sub {
+			my ($o, $e) = ('', '');
+			IPC::Run::run([ 'psql', '-X', '-A', '-t', '-d', $bouncer_dsn, '-c', 'SELECT 1' ],
+				'>', \$o, '2>', \$e);
+			return $o eq "1\n";
+		}),
+	'PgBouncer is up');
+
 local $ENV{PGFENCE_TEST_DSN} = $node->connstr('pgfence_test');
+local $ENV{PGFENCE_TEST_PGBOUNCER_DSN} = $bouncer_dsn;
 local $ENV{PGFENCE_TEST_RESTART} = join(' ',
 	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
 	'-l', "'" . $node->logfile . "'", 'restart');
@@ -97,9 +113,12 @@ for my $line (split /\n/, $report)
 }
 diag($report) if $others || !$ran;
 # Fewer than this means a file of tests went missing.
-cmp_ok($passed, '>=', 42, "pytest: $passed tests passed");
+cmp_ok($passed, '>=', 44, "pytest: $passed tests passed");
 like($report, qr/test_frozen_holder/, 'pytest: the frozen holder ran');
 like($report, qr/test_server_restart_while_held/, 'pytest: the restart ran');
+like($report, qr/test_lease_through_transaction_pooling/, 'pytest: the PgBouncer tests ran');
 
+IPC::Run::signal($bouncer, 'TERM');
+$bouncer->finish;
 $node->stop;
 done_testing();
