@@ -18,12 +18,17 @@ import pgfence
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def env_or_skip(name):
+    """The value of an environment variable the test needs, or skip it."""
+    value = os.environ.get(name)
+    if not value:
+        pytest.skip(f"{name} is not set")
+    return value
+
+
 @pytest.fixture(scope="session")
 def dsn():
-    value = os.environ.get("PGFENCE_TEST_DSN")
-    if not value:
-        pytest.skip("PGFENCE_TEST_DSN is not set")
-    return value
+    return env_or_skip("PGFENCE_TEST_DSN")
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ database).  The lease's own connection goes straight to the server
 (watchdog_conninfo); renewals, transactions and the release go through
 PgBouncer, where every client shares one server connection.
 """
-import os
 import time
 
 import psycopg
@@ -15,15 +14,12 @@ from psycopg_pool import ConnectionPool
 
 import pgfence
 
-from conftest import status
+from conftest import env_or_skip, status
 
 
 @pytest.fixture
 def bouncer_dsn():
-    value = os.environ.get("PGFENCE_TEST_PGBOUNCER_DSN")
-    if not value:
-        pytest.skip("PGFENCE_TEST_PGBOUNCER_DSN is not set")
-    return value
+    return env_or_skip("PGFENCE_TEST_PGBOUNCER_DSN")
 
 
 def test_lease_through_transaction_pooling(dsn, bouncer_dsn, admin, key, jobs):

@@ -3,7 +3,6 @@
 Needs PGFENCE_TEST_RESTART, a shell command that restarts the server (the
 TAP test gives a pg_ctl restart of its own node).
 """
-import os
 import subprocess
 import time
 
@@ -12,13 +11,12 @@ import pytest
 
 import pgfence
 
+from conftest import env_or_skip
+
 
 @pytest.fixture
 def restart_command():
-    cmd = os.environ.get("PGFENCE_TEST_RESTART")
-    if not cmd:
-        pytest.skip("PGFENCE_TEST_RESTART is not set")
-    return cmd
+    return env_or_skip("PGFENCE_TEST_RESTART")
 
 
 def test_server_restart_while_held(dsn, fx, key, restart_command):
