@@ -348,8 +348,10 @@ class Lease(LeaseBase):
                     continue
                 sent = time.monotonic()
                 pending = pool.submit(self._renew_once, params)
+                if not self._await(pending, sent + st.timing.try_timeout):
+                    return
                 try:
-                    ok, expires_at = pending.result(timeout=st.timing.try_timeout)
+                    ok, expires_at = pending.result(timeout=0)
                 except _UNREACHABLE as e:
                     st.suspend(e)
                     delay = st.timing.next_retry()
@@ -371,6 +373,19 @@ class Lease(LeaseBase):
                     return
         finally:
             pool.shutdown(wait=False)
+
+    def _await(self, future: "concurrent.futures.Future[Any]", until: float) -> bool:
+        """Wait for future until then (monotonic); False if the lease is being released."""
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        while not done.is_set():
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            if self._stop.is_set():
+                return False
+            done.wait(min(left, 0.05))
+        return not self._stop.is_set()
 
     def _renew_once(self, params: Dict[str, Any]) -> Any:
         with self._fence.pool.connection(timeout=self._timing.try_timeout) as conn:
