@@ -139,25 +139,20 @@ class AsyncLease(LeaseBase):
             with contextlib.suppress(BaseException):
                 await asyncio.shield(cleanup)
             raise
-        st = self._held()
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._watch(), name=f"pgfence-watchdog:{self.key}"),
                        loop.create_task(self._renew_loop(), name=f"pgfence-renewer:{self.key}")]
         self._cancelling = self._task.cancelling() if self._task and hasattr(self._task, "cancelling") else 0
         self._inside = True
-        del st
         return self
 
     async def __aexit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> Optional[bool]:
         self._inside = False
         st = self._held()
         lost_before = st.how
-        release = asyncio.ensure_future(self._shutdown())
-        try:
-            await asyncio.shield(release)
-        except asyncio.CancelledError:
-            # Cancelled again while releasing: the release goes on regardless.
-            raise
+        # Cancelled again while releasing, this raises CancelledError; the
+        # release goes on regardless.
+        await asyncio.shield(asyncio.ensure_future(self._shutdown()))
         if self._cancelled_by_us and exc_type is asyncio.CancelledError:
             uncancel = getattr(self._task, "uncancel", None)
             if uncancel is None or uncancel() <= self._cancelling:
