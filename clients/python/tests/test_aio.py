@@ -158,8 +158,11 @@ async def test_virtual_clock_expiry(afx, dsn, key):
             await clock.freeze()
             with pytest.raises(pgfence.LeaseLostError) as ei:
                 async with afx.lease(key, ttl=30):
-                    await clock.advance(31)
+                    # From another task: the loss cancels this one wherever it
+                    # awaits, and it must not be in the middle of conn's statement.
+                    advance = asyncio.ensure_future(clock.advance(31))
                     await asyncio.sleep(5)
+            await advance
             assert ei.value.how == "expired"
 
 
