@@ -22,7 +22,7 @@ from ._core import config as cfg
 from ._core.config import Seconds, logger
 from ._core.errors import (CONNECTION, DEADLINE, LOCK_NOT_AVAILABLE, RELEASED, FenceError,
                            LeaseLostError, LeaseUnavailableError, classify)
-from ._core.base import LeaseBase, check_permits
+from ._core.base import FenceBase, LeaseBase
 from ._core.state import how_from_server
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ __all__ = ["AsyncFence", "AsyncLease"]
 _UNREACHABLE = (psycopg.OperationalError, PoolTimeout, asyncio.TimeoutError)
 
 
-class AsyncFence:
+class AsyncFence(FenceBase["AsyncLease"]):
     """Leases on one database, through a psycopg_pool.AsyncConnectionPool.
 
     The pool must be open.  Each lease also opens a connection of its own,
@@ -45,29 +45,16 @@ class AsyncFence:
         if not isinstance(pool, AsyncConnectionPool):
             raise TypeError("AsyncFence() takes a psycopg_pool.AsyncConnectionPool")
         self.pool = pool
-        kwargs = dict(pool.kwargs)
-        kwargs.pop("autocommit", None)
-        self._conninfo = watchdog_conninfo if watchdog_conninfo is not None else pool.conninfo
-        self._conn_kwargs: Dict[str, Any] = kwargs
-        self._renew_timeout = cfg.seconds(renew_timeout, "renew_timeout") if renew_timeout is not None else None
-        self._connect_timeout = cfg.seconds(connect_timeout, "connect_timeout")
-
-    def lease(self, key: Union[str, int], ttl: Seconds = 30, wait: Optional[Seconds] = None,
-              owner: Optional[str] = None) -> "AsyncLease":
-        return AsyncLease(self, key, ttl, wait, owner, None)
-
-    def permit(self, key: Union[str, int], permits: int, ttl: Seconds = 30,
-               wait: Optional[Seconds] = None, owner: Optional[str] = None) -> "AsyncLease":
-        return AsyncLease(self, key, ttl, wait, owner, check_permits(permits))
+        self._settings(pool.conninfo, pool.kwargs, watchdog_conninfo, renew_timeout, connect_timeout)
 
     def breaker(self, name: str) -> "AsyncBreaker":
         from .breaker import AsyncBreaker
         return AsyncBreaker(self.pool, name)
 
     async def _connect(self) -> "psycopg.AsyncConnection[Any]":
-        timeout = max(int(self._connect_timeout + 0.999), 1)
         return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True,
-                                                     connect_timeout=timeout, **self._conn_kwargs)
+                                                     connect_timeout=self._connect_timeout,
+                                                     **self._conn_kwargs)
 
 
 def _cancel_server(conn: Any) -> None:
@@ -371,3 +358,6 @@ class AsyncLease(LeaseBase):
         async with self._fence.pool.connection(timeout=self._timing.try_timeout) as conn:
             cur = await conn.execute(cfg.SQL_RENEW, params)
             return await cur.fetchone()
+
+
+AsyncFence._lease_class = AsyncLease

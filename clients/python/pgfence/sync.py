@@ -21,7 +21,7 @@ from ._core import config as cfg
 from ._core.config import Seconds, logger
 from ._core.errors import (CONNECTION, DEADLINE, LOCK_NOT_AVAILABLE, RELEASED, FenceError,
                            LeaseLostError, LeaseUnavailableError, classify)
-from ._core.base import LeaseBase, check_permits
+from ._core.base import FenceBase, LeaseBase
 from ._core.state import how_from_server
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def _row(cur: "psycopg.Cursor[Any]") -> Tuple[Any, ...]:
     return tuple(row)
 
 
-class Fence:
+class Fence(FenceBase["Lease"]):
     """Leases on one database, through a psycopg_pool.ConnectionPool.
 
     ``Fence(pool)`` uses your pool (and its conninfo for each lease's own
@@ -68,25 +68,7 @@ class Fence:
             conninfo, kwargs = pool_or_conninfo.conninfo, dict(pool_or_conninfo.kwargs)
         else:
             raise TypeError("Fence() takes a psycopg_pool.ConnectionPool or a conninfo string")
-        kwargs.pop("autocommit", None)
-        self._conninfo = watchdog_conninfo if watchdog_conninfo is not None else conninfo
-        self._conn_kwargs: Dict[str, Any] = kwargs
-        self._renew_timeout = cfg.seconds(renew_timeout, "renew_timeout") if renew_timeout is not None else None
-        self._connect_timeout = cfg.seconds(connect_timeout, "connect_timeout")
-
-    def lease(self, key: Union[str, int], ttl: Seconds = 30, wait: Optional[Seconds] = None,
-              owner: Optional[str] = None) -> "Lease":
-        """A lease on ``key``, taken when its ``with`` block starts.
-
-        ``wait``: None waits as long as it takes, 0 tries once, a number
-        waits that many seconds; then LeaseUnavailableError.
-        """
-        return Lease(self, key, ttl, wait, owner, None)
-
-    def permit(self, key: Union[str, int], permits: int, ttl: Seconds = 30,
-               wait: Optional[Seconds] = None, owner: Optional[str] = None) -> "Lease":
-        """One of ``permits`` permits of ``key`` (a bulkhead), as a lease of its own."""
-        return Lease(self, key, ttl, wait, owner, check_permits(permits))
+        self._settings(conninfo, kwargs, watchdog_conninfo, renew_timeout, connect_timeout)
 
     def breaker(self, name: str) -> "Breaker":
         """The shared circuit breaker ``name``."""
@@ -104,8 +86,7 @@ class Fence:
         self.close()
 
     def _connect(self) -> "psycopg.Connection[Any]":
-        timeout = max(int(self._connect_timeout + 0.999), 1)
-        return psycopg.connect(self._conninfo, autocommit=True, connect_timeout=timeout,
+        return psycopg.connect(self._conninfo, autocommit=True, connect_timeout=self._connect_timeout,
                                **self._conn_kwargs)
 
 
@@ -390,3 +371,6 @@ class Lease(LeaseBase):
     def _renew_once(self, params: Dict[str, Any]) -> Any:
         with self._fence.pool.connection(timeout=self._timing.try_timeout) as conn:
             return conn.execute(cfg.SQL_RENEW, params).fetchone()
+
+
+Fence._lease_class = Lease

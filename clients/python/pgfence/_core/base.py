@@ -1,7 +1,7 @@
 """What the sync and asyncio leases have in common: their settings and what a holder reads."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, ClassVar, Dict, Generic, Optional, Tuple, TypeVar, Union, cast
 
 from . import config as cfg
 from .config import Seconds
@@ -106,3 +106,37 @@ def check_permits(permits: int) -> int:
     if isinstance(permits, bool) or not isinstance(permits, int) or permits < 1:
         raise ValueError("permits must be a positive int")
     return permits
+
+
+L = TypeVar("L")
+
+
+class FenceBase(Generic[L]):
+    """What Fence and AsyncFence share: settings, and the leases they hand out."""
+
+    # The lease class of the flavour, set where it is defined.
+    _lease_class: ClassVar[Callable[..., Any]]
+
+    def _settings(self, conninfo: str, kwargs: Dict[str, Any], watchdog_conninfo: Optional[str],
+                  renew_timeout: Optional[Seconds], connect_timeout: Seconds) -> None:
+        kwargs = dict(kwargs)
+        kwargs.pop("autocommit", None)
+        self._conninfo = watchdog_conninfo if watchdog_conninfo is not None else conninfo
+        self._conn_kwargs: Dict[str, Any] = kwargs
+        self._renew_timeout = cfg.seconds(renew_timeout, "renew_timeout") if renew_timeout is not None else None
+        # libpq's connect_timeout is whole seconds, at least 1 (0 means none).
+        self._connect_timeout = max(int(cfg.seconds(connect_timeout, "connect_timeout") + 0.999), 1)
+
+    def lease(self, key: Union[str, int], ttl: Seconds = 30, wait: Optional[Seconds] = None,
+              owner: Optional[str] = None) -> L:
+        """A lease on ``key``, taken when its block starts.
+
+        ``wait``: None waits as long as it takes, 0 tries once, a number
+        waits that many seconds; then LeaseUnavailableError.
+        """
+        return cast(L, self._lease_class(self, key, ttl, wait, owner, None))
+
+    def permit(self, key: Union[str, int], permits: int, ttl: Seconds = 30,
+               wait: Optional[Seconds] = None, owner: Optional[str] = None) -> L:
+        """One of ``permits`` permits of ``key`` (a bulkhead), as a lease of its own."""
+        return cast(L, self._lease_class(self, key, ttl, wait, owner, check_permits(permits)))
