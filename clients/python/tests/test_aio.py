@@ -218,3 +218,18 @@ async def test_network_stall_suspends_then_renews(dsn, admin, key):
                     await asyncio.sleep(0.05)
                 assert not lease.suspended and not lease.lost.is_set()
                 assert status(admin, key, lease.token) == "held"
+
+
+async def test_lf002_marks_the_lease_lost(afx, admin, key, jobs):
+    admin.execute("SELECT fence_protect(%s, lease => %s, strict => true)", (jobs, key))
+    with pytest.raises(pgfence.LeaseLostError):
+        async with afx.lease(key, ttl=30) as lease:
+            for t in lease._tasks:          # no watchdog, no renewal: the write must tell
+                t.cancel()
+            admin.execute("SELECT fence_set_clock(fence_now() + interval '31 seconds')")
+            with pytest.raises(pgfence.LeaseNotHeldError) as ei:
+                async with lease.transaction() as conn:
+                    await conn.execute(f"UPDATE {jobs} SET result = 'late' WHERE id = 1")
+            assert ei.value.sqlstate == "LF002"
+            assert lease.lost.is_set() and lease.how == "expired"
+    assert admin.execute(f"SELECT result FROM {jobs}").fetchone()[0] == "pending"
