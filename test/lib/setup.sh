@@ -90,6 +90,17 @@ fence_missing_packages() {
 				command -v node >/dev/null 2>&1 || missing+=(nodejs)
 				command -v npm >/dev/null 2>&1 || missing+=(npm)
 				;;
+			# The Python client's tests (test/t/044_python_client.pl): Debian's
+			# Python with psycopg 3, psycopg_pool, pytest and pytest-asyncio,
+			# and what a venv needs to pip install the package offline.
+			pyclient)
+				local m
+				for m in psycopg psycopg_pool pytest pytest_asyncio setuptools; do
+					/usr/bin/python3 -c "import $m" 2>/dev/null || missing+=("python3-${m//_/-}")
+				done
+				dpkg-query -W -f '${db:Status-Status}' python3-venv 2>/dev/null | grep -qx installed \
+					|| missing+=(python3-venv)
+				;;
 			# The Patroni test (test/t/063_patroni.pl): Patroni (which
 			# pulls in python3-etcd and python3-psycopg2) and etcd, whose
 			# server it starts on loopback itself; no etcdctl is needed.
@@ -230,7 +241,7 @@ fence_setup() {
 	FENCE_COPY=$FENCE_WORK/src
 	mkdir -p "$FENCE_COPY"
 	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_SRC/doc" \
-		"$FENCE_SRC/contrib" "$FENCE_COPY/"
+		"$FENCE_SRC/contrib" "$FENCE_SRC/clients" "$FENCE_COPY/"
 	# What the package and layering tests read.
 	mkdir -p "$FENCE_COPY/src"
 	cp -a "$FENCE_SRC"/src/*.c "$FENCE_SRC"/src/*.h "$FENCE_SRC/src/sql" "$FENCE_COPY/src/"

@@ -32,9 +32,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-my $pgbouncer = (grep { -x $_ } '/usr/sbin/pgbouncer', '/usr/bin/pgbouncer')[0];
 plan skip_all => 'pgbouncer is not installed (make test installs it as root)'
-  unless $pgbouncer;
+  unless pgbouncer_binary();
 
 my $node = fence_node('pooled', conf => "fence.test_clock = on\n");
 $node->safe_psql('postgres', q{
@@ -45,42 +44,7 @@ SELECT fence_protect('exports', column_name => 'fence');
 
 # --- PgBouncer -------------------------------------------------------------
 
-my $user = getpwuid($<);
-
-# Start a PgBouncer in pool_mode $mode, in its own directory under the
-# node's, with one server connection per pool and everything else
-# PgBouncer's default (server_reset_query is DISCARD ALL).  Returns its
-# IPC::Run handle, its directory and its clients' connection string.
-sub start_pgbouncer
-{
-	my ($name, $mode) = @_;
-	my $dir = $node->basedir . "/$name";
-	mkdir $dir;
-	my $port = PostgreSQL::Test::Cluster::get_free_port();
-	my ($sock, $pgport) = ($node->host, $node->port);
-	append_to_file("$dir/userlist.txt", qq{"$user" ""\n});
-	append_to_file("$dir/pgbouncer.ini", <<"EOF");
-[databases]
-fencedb = host=$sock port=$pgport dbname=postgres
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $port
-unix_socket_dir =
-auth_type = trust
-auth_file = $dir/userlist.txt
-pool_mode = $mode
-default_pool_size = 1
-max_client_conn = 50
-logfile = $dir/pgbouncer.log
-pidfile = $dir/pgbouncer.pid
-EOF
-	my ($out, $err) = ('', '');
-	my $bouncer = IPC::Run::start([ $pgbouncer, "$dir/pgbouncer.ini" ],
-		'>', \$out, '2>', \$err);
-	return ($bouncer, $dir, "host=127.0.0.1 port=$port dbname=fencedb user=$user");
-}
-
-my ($bouncer, $dir, $conn) = start_pgbouncer('pgbouncer', 'transaction');
+my ($bouncer, $dir, $conn) = start_pgbouncer($node, 'pgbouncer', 'transaction');
 
 # One client: a fresh psql connection to PgBouncer running $sql (through
 # the transaction-mode PgBouncer unless $at names another).
@@ -188,7 +152,7 @@ $bouncer->finish;
 
 # A second PgBouncer in session mode, one server connection, and the
 # default server_reset_query (DISCARD ALL): not set on purpose.
-my ($sbouncer, undef, $sconn) = start_pgbouncer('pgbouncer-session', 'session');
+my ($sbouncer, undef, $sconn) = start_pgbouncer($node, 'pgbouncer-session', 'session');
 ok(wait_until(10, sub { client('SELECT 1', $sconn) eq '1' }), 'session-mode PgBouncer is up');
 
 my ($c1) = client(q{SELECT pg_backend_pid(), fence_try_lease('sp-lease', '1 hour'),

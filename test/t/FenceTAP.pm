@@ -21,7 +21,8 @@ use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(fence_node has_function npm_install bg_start bg_tokens bg_finish
   tokens_in check_unique max_of min_of sql_state wait_until
-  wait_for_server backend_pid_of install_token_helpers);
+  wait_for_server backend_pid_of install_token_helpers pgbouncer_binary
+  start_pgbouncer);
 
 # A node with fence preloaded, started, CREATE EXTENSION fence done in the
 # "postgres" database.  Options: init => {...} passed to init(), conf =>
@@ -261,6 +262,49 @@ sub wait_for_server
 		my $out = eval { $node->safe_psql('postgres', 'SELECT true') };
 		return defined $out && $out eq 't';
 	});
+}
+
+# Debian's PgBouncer, or undef if it is not installed.
+sub pgbouncer_binary
+{
+	return (grep { -x $_ } '/usr/sbin/pgbouncer', '/usr/bin/pgbouncer')[0];
+}
+
+# Start a PgBouncer in front of $node's database $db (default postgres), in
+# pool_mode $mode, in its own directory $name under the node's, with one
+# server connection per pool and everything else PgBouncer's default
+# (server_reset_query is DISCARD ALL).  Its clients connect as the OS user
+# to the database "fencedb" on 127.0.0.1.  Returns its IPC::Run handle, its
+# directory and its clients' connection string.
+sub start_pgbouncer
+{
+	my ($node, $name, $mode, $db) = @_;
+	$db //= 'postgres';
+	my $user = getpwuid($<);
+	my $dir = $node->basedir . "/$name";
+	mkdir $dir;
+	my $port = PostgreSQL::Test::Cluster::get_free_port();
+	my ($sock, $pgport) = ($node->host, $node->port);
+	append_to_file("$dir/userlist.txt", qq{"$user" ""\n});
+	append_to_file("$dir/pgbouncer.ini", <<"EOF");
+[databases]
+fencedb = host=$sock port=$pgport dbname=$db
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $port
+unix_socket_dir =
+auth_type = trust
+auth_file = $dir/userlist.txt
+pool_mode = $mode
+default_pool_size = 1
+max_client_conn = 50
+logfile = $dir/pgbouncer.log
+pidfile = $dir/pgbouncer.pid
+EOF
+	my ($out, $err) = ('', '');
+	my $bouncer = IPC::Run::start([ pgbouncer_binary(), "$dir/pgbouncer.ini" ],
+		'>', \$out, '2>', \$err);
+	return ($bouncer, $dir, "host=127.0.0.1 port=$port dbname=fencedb user=$user");
 }
 
 sub backend_pid_of

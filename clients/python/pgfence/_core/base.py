@@ -1,0 +1,142 @@
+"""What the sync and asyncio leases have in common: their settings and what a holder reads."""
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar, Dict, Generic, Optional, Tuple, TypeVar, Union, cast
+
+from . import config as cfg
+from .config import Seconds
+from .errors import RELEASED, LeaseLostError, LeaseNotHeldError, classify
+from .state import LeaseState
+
+
+class LeaseBase:
+    """A lease's settings, and its state once taken."""
+
+    def __init__(self, renew_timeout: Optional[float], key: Union[str, int], ttl: Seconds,
+                 wait: Optional[Seconds], owner: Optional[str], permits: Optional[int]):
+        self.key = cfg.check_key(key)
+        self.ttl = cfg.seconds(ttl, "ttl")
+        self._wait = cfg.wait_seconds(wait)
+        self.owner = cfg.check_owner(owner) if owner is not None else cfg.generated_owner()
+        self._permits = permits
+        self._timing = cfg.Timing.for_ttl(self.ttl, renew_timeout)
+        self._state: Optional[LeaseState] = None
+        self._entered = False
+
+    @property
+    def token(self) -> int:
+        """The lease's fencing token."""
+        return self._held().token
+
+    @property
+    def expires_at(self) -> Any:
+        """The expiry the server last granted (a datetime, by its lease clock)."""
+        return self._held().expires_at
+
+    @property
+    def how(self) -> Optional[str]:
+        """How the lease was lost ("released" after its block), or None while it is held."""
+        return self._state.how if self._state else None
+
+    @property
+    def suspended(self) -> bool:
+        """True while renewals fail; the lease is still held until the local deadline."""
+        return bool(self._state and self._state.suspended)
+
+    def check(self) -> None:
+        """Raise LeaseLostError if the lease is lost (or released)."""
+        st = self._held()
+        if st.how is not None:
+            raise st.error()
+
+    def on_lost(self, callback: Callable[[LeaseLostError], Any]) -> None:
+        """Call ``callback(error)`` once when the lease is lost (at once if it is).
+
+        Not called for the release at the end of the block.
+        """
+        st = self._held()
+        if not st.add_callback(callback) and st.how != RELEASED:
+            st.run_callbacks([callback])
+
+    def _held(self) -> LeaseState:
+        if self._state is None:
+            raise RuntimeError("the lease is not taken yet: use it in its with block")
+        return self._state
+
+    def _enter_once(self) -> None:
+        if self._entered:
+            raise RuntimeError("a lease is entered once; ask the fence for another")
+        self._entered = True
+
+    def _grant_sql(self) -> Tuple[str, Dict[str, Any]]:
+        """The statement that takes the lease, and its parameters."""
+        params = {"key": self.key, "ttl": cfg.interval(self.ttl), "owner": self.owner,
+                  "permits": self._permits,
+                  "timeout": cfg.interval(self._wait) if self._wait else None}
+        if self._wait == 0:
+            sql = cfg.SQL_TRY_PERMIT if self._permits else cfg.SQL_TRY_LEASE
+        else:
+            sql = cfg.SQL_PERMIT if self._permits else cfg.SQL_LEASE
+        return sql, params
+
+    def _new_state(self, row: Tuple[Any, ...], sent: float) -> LeaseState:
+        token, expires_at, started = row
+        self._state = LeaseState(self.key, token, self.owner, self._timing, sent, expires_at,
+                                 started, self._permits)
+        return self._state
+
+    def _meaning(self, e: BaseException) -> Tuple[BaseException, bool]:
+        """The error to raise for a driver's error, and whether it says that the
+        lease is not held (LF002), which marks it lost."""
+        st = self._state
+        fe = classify(e)
+        if fe is not None:
+            return fe, isinstance(fe, LeaseNotHeldError) and st is not None
+        if st is not None and st.how is not None and getattr(e, "sqlstate", None) == "57014":
+            # query_canceled: pgfence cancelled it, as the lease was lost.
+            return LeaseLostError(self.key, st.token, st.how, cause=e), False
+        return e, False
+
+    def _params(self) -> Dict[str, Any]:
+        return {"key": self.key, "token": self._held().token, "ttl": cfg.interval(self.ttl),
+                "timeout": cfg.interval(cfg.WATCHDOG_POLL), "owner": self.owner}
+
+
+def check_permits(permits: int) -> int:
+    if isinstance(permits, bool) or not isinstance(permits, int) or permits < 1:
+        raise ValueError("permits must be a positive int")
+    return permits
+
+
+L = TypeVar("L")
+
+
+class FenceBase(Generic[L]):
+    """What Fence and AsyncFence share: settings, and the leases they hand out."""
+
+    # The lease class of the flavour, set where it is defined.
+    _lease_class: ClassVar[Callable[..., Any]]
+
+    def _settings(self, conninfo: str, kwargs: Dict[str, Any], watchdog_conninfo: Optional[str],
+                  renew_timeout: Optional[Seconds], connect_timeout: Seconds) -> None:
+        kwargs = dict(kwargs)
+        kwargs.pop("autocommit", None)
+        self._conninfo = watchdog_conninfo if watchdog_conninfo is not None else conninfo
+        self._conn_kwargs: Dict[str, Any] = kwargs
+        self._renew_timeout = cfg.seconds(renew_timeout, "renew_timeout") if renew_timeout is not None else None
+        # libpq's connect_timeout is whole seconds, at least 1 (0 means none).
+        self._connect_timeout = max(int(cfg.seconds(connect_timeout, "connect_timeout") + 0.999), 1)
+
+    def lease(self, key: Union[str, int], ttl: Seconds = 30, wait: Optional[Seconds] = None,
+              owner: Optional[str] = None) -> L:
+        """A lease on ``key``, taken when its block starts.
+
+        ``wait``: None waits as long as it takes, 0 tries once, a number
+        waits that many seconds; then LeaseUnavailableError.
+        """
+        return cast(L, self._lease_class(self, key, ttl, wait, owner, None))
+
+    def permit(self, key: Union[str, int], permits: int, ttl: Seconds = 30,
+               wait: Optional[Seconds] = None, owner: Optional[str] = None) -> L:
+        """One of ``permits`` permits of ``key`` (a bulkhead), as a lease of its own."""
+        return cast(L, self._lease_class(self, key, ttl, wait, owner, check_permits(permits)))
