@@ -83,6 +83,13 @@ fence_missing_packages() {
 				command -v node >/dev/null 2>&1 || missing+=(nodejs)
 				command -v npm >/dev/null 2>&1 || missing+=(npm)
 				;;
+			# The Go client's tests (test/t/046_go_client.pl): Debian's Go
+			# and pgx v4, which go test builds in GOPATH mode, offline.
+			goclient)
+				command -v go >/dev/null 2>&1 || missing+=(golang-go)
+				[ -d /usr/share/gocode/src/github.com/jackc/pgx/v4 ] \
+					|| missing+=(golang-github-jackc-pgx-v4-dev)
+				;;
 			# The Patroni test (test/t/063_patroni.pl): Patroni (which
 			# pulls in python3-etcd and python3-psycopg2) and etcd, whose
 			# server it starts on loopback itself; no etcdctl is needed.
@@ -223,7 +230,7 @@ fence_setup() {
 	FENCE_COPY=$FENCE_WORK/src
 	mkdir -p "$FENCE_COPY"
 	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_SRC/doc" \
-		"$FENCE_SRC/contrib" "$FENCE_COPY/"
+		"$FENCE_SRC/contrib" "$FENCE_SRC/clients" "$FENCE_COPY/"
 	# What the package and layering tests read.
 	mkdir -p "$FENCE_COPY/src"
 	cp -a "$FENCE_SRC"/src/*.c "$FENCE_SRC"/src/*.h "$FENCE_SRC/src/sql" "$FENCE_COPY/src/"
