@@ -98,8 +98,17 @@ func (e *LeaseLostError) Unwrap() error { return e.Err }
 // when err carries SQLSTATE LF001, LF002 or LF003; err itself otherwise
 // (nil for nil).  Use it on errors of statements run outside Lease.Tx.
 func Classify(err error) error {
+	if fe, ok := classify(err); ok {
+		return fe
+	}
+	return err
+}
+
+// classify: the pgfence error err means, and true, if it carries one of
+// fence's SQLSTATEs and is not one already.
+func classify(err error) (error, bool) {
 	if err == nil {
-		return nil
+		return nil, false
 	}
 	var (
 		stale *StaleTokenError
@@ -108,17 +117,17 @@ func Classify(err error) error {
 		lost  *LeaseLostError
 	)
 	if errors.As(err, &stale) || errors.As(err, &held) || errors.As(err, &need) || errors.As(err, &lost) {
-		return err
+		return err, false
 	}
 	switch sqlState(err) {
 	case SQLStateStaleToken:
-		return &StaleTokenError{Err: err}
+		return &StaleTokenError{Err: err}, true
 	case SQLStateLeaseNotHeld:
-		return &LeaseNotHeldError{Err: err}
+		return &LeaseNotHeldError{Err: err}, true
 	case SQLStateTokenRequired:
-		return &TokenRequiredError{Err: err}
+		return &TokenRequiredError{Err: err}, true
 	}
-	return err
+	return err, false
 }
 
 // isFenceError: is err (or what it wraps) one of fence's SQLSTATEs?

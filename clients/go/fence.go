@@ -117,8 +117,8 @@ const (
 // lease is lost (or when ctx ends); Cause(ctx) and l.Err() then say how.
 //
 // Do returns fn's error, made a *StaleTokenError, *LeaseNotHeldError or
-// *TokenRequiredError if it carries fence's SQLSTATE; a *LeaseLostError if
-// the lease was lost and fn returned nil or the cancellation's error; a
+// *TokenRequiredError if it carries fence's SQLSTATE; if the lease was lost
+// while fn ran, a *LeaseLostError (wrapping fn's error, if any); a
 // *LeaseUnavailableError if the lease was not granted.
 func (f *Fence) Do(ctx context.Context, key string, opts Options, fn func(ctx context.Context, l *Lease) error) (err error) {
 	l, err := f.Acquire(ctx, key, opts)

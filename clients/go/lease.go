@@ -26,12 +26,13 @@ type Lease struct {
 	serverStart time.Time
 	own         *pgx.Conn // the lease's own connection, the watchdog's once started
 
-	ctx      context.Context    // Context(): ends with the lease
-	stop     context.CancelFunc // stops the renewer and the watchdog
-	stopCtx  context.Context
-	wg       sync.WaitGroup
-	released sync.Once
-	relErr   error
+	ctx       context.Context    // Context(): ends with the lease
+	stop      context.CancelFunc // stops the renewer and the watchdog
+	stopCtx   context.Context
+	wg        sync.WaitGroup
+	released  sync.Once
+	relErr    error           // the release's error, if the server could not be told
+	lostFirst *LeaseLostError // the loss before the release, if any
 
 	mu        sync.Mutex
 	deadline  time.Time // last successful renewal's send time + TTL (monotonic)
@@ -106,29 +107,22 @@ func (l *Lease) Deadline() time.Time {
 // (classified as Classify does; LF002 also marks the lease lost).  If the
 // lease is lost while the transaction runs, its statement is cancelled (the
 // transaction's context is), and Tx returns a *LeaseLostError that wraps
-// the statement's error.  Tx on a lease that has ended returns its Err at
-// once.
+// the statement's error.  A commit is not tried once the lease is lost.
+// Tx on a lease that has ended returns its Err at once.
 func (l *Lease) Tx(ctx context.Context, fn func(pgx.Tx) error) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
 	txCtx, end := withLeaseEnd(ctx)
-	remove, ok := l.addHook(end)
 	defer end(nil)
-	if !ok {
-		return l.Err()
-	}
-	defer remove()
-	err := l.runTx(txCtx, fn)
+	err := l.runTx(txCtx, end, fn)
 	if err == nil {
 		return nil
 	}
-	fe := Classify(err)
-	if _, ok := fe.(*LeaseNotHeldError); ok {
-		l.lose(l.statusHow(), err)
-		return fe
-	}
-	if fe != err {
+	if fe, ok := classify(err); ok {
+		if _, notHeld := fe.(*LeaseNotHeldError); notHeld {
+			l.lose(l.statusHow(), err)
+		}
 		return fe
 	}
 	if lost := l.lostErr(); lost != nil {
@@ -137,40 +131,82 @@ func (l *Lease) Tx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return err
 }
 
-func (l *Lease) runTx(ctx context.Context, fn func(pgx.Tx) error) (err error) {
+// runTx: the transaction, whose context end cancels.  When the lease is
+// lost, the transaction's context is cancelled and the server is asked to
+// cancel the statement running on its connection, whatever context that
+// statement was given.
+func (l *Lease) runTx(ctx context.Context, end func(error), fn func(pgx.Tx) error) (err error) {
 	tx, err := l.f.pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
+	var (
+		mu      sync.Mutex
+		quiet   bool
+		pending chan struct{}
+	)
+	remove, held := l.addHook(func(lost error) {
+		end(lost)
+		mu.Lock()
+		defer mu.Unlock()
+		if quiet {
+			return
+		}
+		done := make(chan struct{})
+		pending = done
+		go func() {
+			defer close(done)
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = tx.Conn().PgConn().CancelRequest(cctx)
+		}()
+	})
+	// quiesce: from here on no cancel request is sent, and one sent before
+	// has been handled, so that none reaches the connection's next user.
+	quiesce := func() {
+		mu.Lock()
+		quiet = true
+		p := pending
+		mu.Unlock()
+		if p != nil {
+			<-p
+		}
+	}
+	defer remove()
 	defer func() {
+		quiesce()
 		if err != nil {
 			rctx, cancel := context.WithTimeout(context.Background(), maxDuration(l.tryTimeout, time.Second))
 			_ = tx.Rollback(rctx)
 			cancel()
 		}
 	}()
-	if _, err = tx.Exec(ctx, sqlUseToken, l.token, l.key); err != nil {
-		return err
+	if !held {
+		return l.Err()
 	}
-	if err = l.Err(); err != nil {
+	if _, err = tx.Exec(ctx, sqlUseToken, l.token, l.key); err != nil {
 		return err
 	}
 	if err = fn(tx); err != nil {
 		return err
 	}
+	if err = l.Err(); err != nil {
+		return err
+	}
+	quiesce()
 	return tx.Commit(ctx)
 }
 
 // Release gives the lease back (fence_release with its token) and stops
 // its renewal and watchdog; it is for leases taken with Acquire, and may be
-// called more than once.  It returns nil if the lease was held to the end;
-// its *LeaseLostError if it had been lost; the release's error if the
-// server could not be told (the lease then ends by its TTL).
+// called more than once (each call returns what the first did).  It returns
+// nil if the lease was held to the end; its *LeaseLostError if it had been
+// lost; the release's error if the server could not be told (the lease
+// then ends by its TTL).
 func (l *Lease) Release(ctx context.Context) error {
-	lost := l.lostErr()
 	l.releaseWith(ctx)
-	if lost != nil {
-		return lost
+	if l.lostFirst != nil && l.lostFirst.How != Released {
+		return l.lostFirst
 	}
 	return l.relErr
 }
@@ -179,6 +215,7 @@ func (l *Lease) release() { l.releaseWith(context.Background()) }
 
 func (l *Lease) releaseWith(ctx context.Context) {
 	l.released.Do(func() {
+		l.lostFirst = l.lostErr()
 		l.stop()
 		l.wg.Wait()
 		if l.own != nil { // not started: closed here
@@ -221,7 +258,7 @@ func (l *Lease) outcome(ferr error, lost *LeaseLostError) error {
 	if errors.As(ferr, &ll) {
 		return ferr
 	}
-	if fe := Classify(ferr); fe != ferr {
+	if fe, ok := classify(ferr); ok {
 		return fe
 	}
 	if lost != nil {

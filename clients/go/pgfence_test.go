@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgconn"
 	"github.com/jackc/pgx/v4"
+	"github.com/jackc/pgx/v4/pgxpool"
 )
 
 func update(ctx context.Context, table, result string) func(pgx.Tx) error {
@@ -165,8 +166,9 @@ func TestLossCancelsRunningStatement(t *testing.T) {
 			}
 		}()
 		start := time.Now()
-		err := l.Tx(ctx, func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, "SELECT pg_sleep(30)")
+		// Another context than the lease's: the statement is cancelled all the same.
+		err := l.Tx(context.Background(), func(tx pgx.Tx) error {
+			_, err := tx.Exec(context.Background(), "SELECT pg_sleep(30)")
 			return err
 		})
 		took = time.Since(start)
@@ -260,4 +262,208 @@ func TestKilledHolderExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func poolThrough(t *testing.T, cfg *pgx.ConnConfig) *pgxpool.Pool {
+	t.Helper()
+	pcfg, err := pgxpool.ParseConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg.ConnConfig = cfg
+	pcfg.MaxConns = 4
+	pool, err := pgxpool.ConnectConfig(context.Background(), pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// A network that stalls for less than the TTL suspends the lease; the next
+// renewal that gets through resumes it, and it was never lost.
+func TestStallSuspendsLease(t *testing.T) {
+	direct := newPool(t, 2)
+	proxy := newStallProxy(t)
+	pool := poolThrough(t, proxy.dsn(t))
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Renewals through the stalled network, the watchdog straight to the server.
+	fx := pgfence.New(pool, pgfence.WithConnConfig(cfg))
+	key := "job:" + name(t)
+	err = fx.Do(context.Background(), key, pgfence.Options{TTL: 3 * time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+		proxy.stall(true)
+		suspended := waitFor(3*time.Second, l.Suspended)
+		proxy.stall(false)
+		if !suspended {
+			t.Error("the lease was not suspended while renewals could not get through")
+		}
+		if !waitFor(3*time.Second, func() bool { return !l.Suspended() }) {
+			t.Error("the lease stayed suspended after the network came back")
+		}
+		if l.Err() != nil || ctx.Err() != nil {
+			t.Errorf("after the stall: Err %v, ctx %v", l.Err(), ctx.Err())
+		}
+		var status string
+		if err := direct.QueryRow(ctx, "SELECT fence_lease_status($1, $2)", key, l.Token()).Scan(&status); err != nil {
+			return err
+		}
+		if status != "held" {
+			t.Errorf("status after the stall: %s", status)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A network that stalls past the local deadline loses the lease there, on
+// the holder's own clock, before any word from the server can get through.
+func TestStallPastDeadlineLosesLease(t *testing.T) {
+	proxy := newStallProxy(t)
+	pool := poolThrough(t, proxy.dsn(t)) // the watchdog goes through it too
+	fx := pgfence.New(pool)
+	key := "job:" + name(t)
+	err := fx.Do(context.Background(), key, pgfence.Options{TTL: time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+		proxy.stall(true)
+		defer proxy.stall(false)
+		stalled := time.Now()
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the lease outlived a 5 s stall with a TTL of 1 s")
+		}
+		if took := time.Since(stalled); took > 1500*time.Millisecond {
+			t.Errorf("lost %s after the stall began; the TTL is 1 s", took)
+		}
+		if d := l.Deadline(); time.Now().Before(d) {
+			t.Errorf("lost before the local deadline %v", d)
+		}
+		return pgfence.Cause(ctx)
+	})
+	wantLost(t, "Do", err, pgfence.Deadline)
+}
+
+// Not granted: at once (Wait 0), or within Wait (55P03 underneath).
+func TestUnavailable(t *testing.T) {
+	_, key, fx := setup(t, 4)
+	held, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(context.Background())
+	_, err = fx.Acquire(context.Background(), key, pgfence.Options{})
+	var un *pgfence.LeaseUnavailableError
+	if !errors.As(err, &un) || un.Wait != 0 {
+		t.Errorf("Wait 0: %v", err)
+	}
+	start := time.Now()
+	_, err = fx.Acquire(context.Background(), key, pgfence.Options{Wait: 300 * time.Millisecond})
+	var pg *pgconn.PgError
+	if !errors.As(err, &un) || !errors.As(err, &pg) || pg.Code != "55P03" {
+		t.Errorf("Wait 300ms: %v, want LeaseUnavailableError over 55P03", err)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond || took > 3*time.Second {
+		t.Errorf("Wait 300ms took %s", took)
+	}
+	// A cancelled wait leaves nothing behind.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err = fx.Acquire(ctx, key, pgfence.Options{Wait: pgfence.WaitForever}); err == nil {
+		t.Error("WaitForever with a 300ms context was granted")
+	}
+}
+
+// Acquire and Release, for code without a callback: Done and Context end
+// at the release, and the lease is free at once.
+func TestAcquireRelease(t *testing.T) {
+	pool, key, fx := setup(t, 4)
+	l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Key() != key || l.Token() <= 0 || l.Owner() == "" || l.Err() != nil {
+		t.Fatalf("lease %q token %d owner %q err %v", l.Key(), l.Token(), l.Owner(), l.Err())
+	}
+	var owner string
+	if err := pool.QueryRow(context.Background(), "SELECT owner FROM fence_leases WHERE key = $1", key).Scan(&owner); err != nil || owner != l.Owner() {
+		t.Errorf("fence_leases says owner %q (%v), the lease %q", owner, err, l.Owner())
+	}
+	child, cancel := context.WithCancel(l.Context())
+	defer cancel()
+	if err := l.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(context.Background()); err != nil {
+		t.Errorf("a second Release: %v", err)
+	}
+	select {
+	case <-l.Done():
+	default:
+		t.Error("Done() is not closed after Release")
+	}
+	wantLost(t, "Cause of a child of Context()", pgfence.Cause(child), pgfence.Released)
+	var status string
+	if err := pool.QueryRow(context.Background(), "SELECT fence_lease_status($1, $2)", key, l.Token()).Scan(&status); err != nil || status != "released" {
+		t.Errorf("status after Release: %s (%v)", status, err)
+	}
+}
+
+// Do releases the lease whatever fn does: returns an error, or panics.
+func TestDoReleasesOnErrorAndPanic(t *testing.T) {
+	_, key, fx := setup(t, 4)
+	opts := pgfence.Options{TTL: 30 * time.Second}
+	mine := errors.New("mine")
+	if err := fx.Do(context.Background(), key, opts, func(context.Context, *pgfence.Lease) error { return mine }); err != mine {
+		t.Errorf("Do returned %v, want fn's error", err)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Errorf("recovered %v", p)
+			}
+		}()
+		_ = fx.Do(context.Background(), key, opts, func(context.Context, *pgfence.Lease) error { panic("boom") })
+	}()
+	// Wait 0: free at once, not at the end of a TTL.
+	if err := fx.Do(context.Background(), key, opts, func(context.Context, *pgfence.Lease) error { return nil }); err != nil {
+		t.Errorf("the lease is not free after an error and a panic: %v", err)
+	}
+}
+
+// A stale write in Tx is a *StaleTokenError over the LF001 PgError: here
+// a lease granted later, on another key, wrote the row first.
+func TestStaleTokenError(t *testing.T) {
+	pool, key, fx := setup(t, 4)
+	table := protectedTable(t, pool, "")
+	err := fx.Do(context.Background(), key, pgfence.Options{}, func(ctx context.Context, l *pgfence.Lease) error {
+		if err := fx.Do(ctx, key+":later", pgfence.Options{}, func(ctx context.Context, later *pgfence.Lease) error {
+			return later.Tx(ctx, update(ctx, table, "later"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return l.Tx(ctx, update(ctx, table, "stale"))
+	})
+	var stale *pgfence.StaleTokenError
+	var pg *pgconn.PgError
+	if !errors.As(err, &stale) || !errors.As(err, &pg) || pg.Code != "LF001" {
+		t.Fatalf("Do: %v, want StaleTokenError over LF001", err)
+	}
+	if result, _ := row(t, pool, table); result != "later" {
+		t.Errorf("row: %q", result)
+	}
+}
+
+func waitFor(d time.Duration, cond func() bool) bool {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if cond() {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cond()
 }

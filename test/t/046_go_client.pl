@@ -84,11 +84,12 @@ note($_) for grep { /^\s+pgfence_test\.go:\d+: / } split /\n/, $report;
 for my $t (
 	qw(TestFrozenHolder TestRenewalKeepsLease TestBreakCancelsContext
 	TestLossCancelsRunningStatement TestPooledConnectionCarriesNoToken
-	TestKilledHolderExpires))
+	TestKilledHolderExpires TestStallSuspendsLease TestStallPastDeadlineLosesLease
+	TestUnavailable TestAcquireRelease TestDoReleasesOnErrorAndPanic TestStaleTokenError))
 {
 	ok($ran{$t}, "go test: $t ran");
 }
-cmp_ok($passed, '>=', 6, "go test: $passed tests passed");
+cmp_ok($passed, ">=", 12, "go test: $passed tests passed");
 
 $node->stop;
 done_testing();
