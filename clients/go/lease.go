@@ -430,7 +430,8 @@ func (l *Lease) start() {
 	go l.watch()
 }
 
-// statusHow asks the server how the lease ended.
+// statusHow asks the server how the lease ended: a server that restarted
+// since the grant ended it (Connection), whatever the status says now.
 func (l *Lease) statusHow() How {
 	ctx, cancel := context.WithTimeout(context.Background(), l.tryTimeout)
 	defer cancel()
@@ -438,6 +439,9 @@ func (l *Lease) statusHow() How {
 	var started time.Time
 	if err := l.f.pool.QueryRow(ctx, sqlStatus, l.key, l.token).Scan(&status, &started); err != nil {
 		return Expired
+	}
+	if !started.Equal(l.serverStart) {
+		return Connection
 	}
 	return serverHow(status)
 }

@@ -3,6 +3,8 @@ package pgfence_test
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"strconv"
 	"syscall"
 	"testing"
@@ -466,4 +468,29 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return cond()
+}
+
+// A server restart ends every lease: the holder learns it as Connection
+// (PGFENCE_TEST_RESTART: a shell command that restarts the server).
+func TestServerRestart(t *testing.T) {
+	restart := os.Getenv("PGFENCE_TEST_RESTART")
+	if restart == "" {
+		t.Skip("PGFENCE_TEST_RESTART is not set")
+	}
+	_, key, fx := setup(t, 4)
+	l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	if out, err := exec.Command("sh", "-c", restart).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", restart, err, out)
+	}
+	select {
+	case <-l.Done():
+	case <-time.After(15 * time.Second):
+		t.Fatal("the lease outlived a server restart by 15 s")
+	}
+	wantLost(t, "Err after a restart", l.Err(), pgfence.Connection)
+	wantLost(t, "Cause of Context()", pgfence.Cause(l.Context()), pgfence.Connection)
 }

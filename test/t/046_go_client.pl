@@ -4,8 +4,9 @@
 # golang-github-jackc-pgx-v4-dev, in GOPATH mode (GO111MODULE=off), the
 # package copied under a scratch GOPATH whose second entry is Debian's
 # /usr/share/gocode.  go vet and go test -v run against this node
-# (PGFENCE_TEST_DSN, a superuser's conninfo of a database with fence), and
-# each test's outcome is reported as one TAP line.  A missing package or a
+# (PGFENCE_TEST_DSN, a superuser's conninfo of a database with fence;
+# PGFENCE_TEST_RESTART, a pg_ctl restart of the node), with the race
+# detector on, and each test's outcome is reported as one TAP line.  A missing package or a
 # skipped test is a failure, not a skip: make test installs what it needs.
 use strict;
 use warnings;
@@ -53,9 +54,12 @@ my $node = fence_node('goclient');
 $node->safe_psql('postgres', 'CREATE DATABASE pgfence_go');
 $node->safe_psql('pgfence_go', 'CREATE EXTENSION fence');
 local $ENV{PGFENCE_TEST_DSN} = $node->connstr('pgfence_go');
+local $ENV{PGFENCE_TEST_RESTART} = join(' ',
+	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
+	'-l', "'" . $node->logfile . "'", 'restart');
 
 my ($ran, $report, $stderr) = run_ok(
-	[ 'go', 'test', '-count=1', '-v', '-timeout', '600s', '.' ],
+	[ 'go', 'test', '-race', '-count=1', '-v', '-timeout', '600s', '.' ],
 	'go test exits 0',
 	cwd => $pkg,
 	timeout => 900);
@@ -85,11 +89,11 @@ for my $t (
 	qw(TestFrozenHolder TestRenewalKeepsLease TestBreakCancelsContext
 	TestLossCancelsRunningStatement TestPooledConnectionCarriesNoToken
 	TestKilledHolderExpires TestStallSuspendsLease TestStallPastDeadlineLosesLease
-	TestUnavailable TestAcquireRelease TestDoReleasesOnErrorAndPanic TestStaleTokenError))
+	TestUnavailable TestAcquireRelease TestDoReleasesOnErrorAndPanic TestStaleTokenError TestServerRestart))
 {
 	ok($ran{$t}, "go test: $t ran");
 }
-cmp_ok($passed, ">=", 12, "go test: $passed tests passed");
+cmp_ok($passed, ">=", 13, "go test: $passed tests passed");
 
 $node->stop;
 done_testing();
