@@ -105,17 +105,25 @@ func (l *Lease) Deadline() time.Time {
 // transaction only, so the connection goes back to the pool carrying no
 // token.  fn's error, or the commit's, rolls back and is returned
 // (classified as Classify does; LF002 also marks the lease lost).  If the
-// lease is lost while the transaction runs, its statement is cancelled (the
-// transaction's context is), and Tx returns a *LeaseLostError that wraps
-// the statement's error.  A commit is not tried once the lease is lost.
+// lease is lost while the transaction runs, its context is cancelled and
+// the server is asked to cancel its running statement, and Tx returns a
+// *LeaseLostError that wraps the statement's error.  A commit is not tried
+// once the lease is lost.
 // Tx on a lease that has ended returns its Err at once.
 func (l *Lease) Tx(ctx context.Context, fn func(pgx.Tx) error) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
+	// Registered before Begin, so that a wait for a pooled connection ends
+	// with the lease too.
 	txCtx, end := withLeaseEnd(ctx)
 	defer end(nil)
-	err := l.runTx(txCtx, end, fn)
+	remove, held := l.addHook(end)
+	defer remove()
+	if !held {
+		return l.Err()
+	}
+	err := l.runTx(txCtx, fn)
 	if err == nil {
 		return nil
 	}
@@ -131,11 +139,10 @@ func (l *Lease) Tx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return err
 }
 
-// runTx: the transaction, whose context end cancels.  When the lease is
-// lost, the transaction's context is cancelled and the server is asked to
-// cancel the statement running on its connection, whatever context that
-// statement was given.
-func (l *Lease) runTx(ctx context.Context, end func(error), fn func(pgx.Tx) error) (err error) {
+// runTx: the transaction, on a context that the lease's end cancels.
+// The server is also asked then to cancel the statement running on its
+// connection, whatever context that statement was given.
+func (l *Lease) runTx(ctx context.Context, fn func(pgx.Tx) error) (err error) {
 	tx, err := l.f.pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -145,8 +152,7 @@ func (l *Lease) runTx(ctx context.Context, end func(error), fn func(pgx.Tx) erro
 		quiet   bool
 		pending chan struct{}
 	)
-	remove, held := l.addHook(func(lost error) {
-		end(lost)
+	remove, held := l.addHook(func(error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if quiet {
