@@ -494,3 +494,39 @@ func TestServerRestart(t *testing.T) {
 	wantLost(t, "Err after a restart", l.Err(), pgfence.Connection)
 	wantLost(t, "Cause of Context()", pgfence.Cause(l.Context()), pgfence.Connection)
 }
+
+// A waiter (WaitForever) is granted the lease when its holder releases it,
+// and keeps it: the grant came after a wait longer than a third of its
+// TTL, so it is renewed at once, and then as usual.
+func TestWaiterGetsReleasedLease(t *testing.T) {
+	_, key, fx := setup(t, 4)
+	a, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		if err := a.Release(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	start := time.Now()
+	err = fx.Do(context.Background(), key, pgfence.Options{TTL: 600 * time.Millisecond, Wait: pgfence.WaitForever},
+		func(ctx context.Context, l *pgfence.Lease) error {
+			if took := time.Since(start); took < 400*time.Millisecond || took > 3*time.Second {
+				t.Errorf("granted after %s; the holder released after 500ms", took)
+			}
+			if l.Token() <= a.Token() {
+				t.Errorf("token %d after %d", l.Token(), a.Token())
+			}
+			select {
+			case <-ctx.Done():
+				return pgfence.Cause(ctx)
+			case <-time.After(1500 * time.Millisecond): // 2.5 TTLs
+			}
+			return l.Err()
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -89,11 +89,12 @@ for my $t (
 	qw(TestFrozenHolder TestRenewalKeepsLease TestBreakCancelsContext
 	TestLossCancelsRunningStatement TestPooledConnectionCarriesNoToken
 	TestKilledHolderExpires TestStallSuspendsLease TestStallPastDeadlineLosesLease
-	TestUnavailable TestAcquireRelease TestDoReleasesOnErrorAndPanic TestStaleTokenError TestServerRestart))
+	TestUnavailable TestAcquireRelease TestDoReleasesOnErrorAndPanic TestStaleTokenError TestServerRestart
+	TestWaiterGetsReleasedLease))
 {
 	ok($ran{$t}, "go test: $t ran");
 }
-cmp_ok($passed, ">=", 13, "go test: $passed tests passed");
+cmp_ok($passed, ">=", 14, "go test: $passed tests passed");
 
 $node->stop;
 done_testing();
