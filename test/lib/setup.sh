@@ -101,6 +101,13 @@ fence_missing_packages() {
 				dpkg-query -W -f '${db:Status-Status}' python3-venv 2>/dev/null | grep -qx installed \
 					|| missing+=(python3-venv)
 				;;
+			# The Go client's tests (test/t/046_go_client.pl): Debian's Go
+			# and pgx v4, which go test builds in GOPATH mode, offline.
+			goclient)
+				command -v go >/dev/null 2>&1 || missing+=(golang-go)
+				[ -d /usr/share/gocode/src/github.com/jackc/pgx/v4 ] \
+					|| missing+=(golang-github-jackc-pgx-v4-dev)
+				;;
 			# The Patroni test (test/t/063_patroni.pl): Patroni (which
 			# pulls in python3-etcd and python3-psycopg2) and etcd, whose
 			# server it starts on loopback itself; no etcdctl is needed.

@@ -1,0 +1,532 @@
+package pgfence_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"fence/pgfence"
+
+	"github.com/jackc/pgconn"
+	"github.com/jackc/pgx/v4"
+	"github.com/jackc/pgx/v4/pgxpool"
+)
+
+func update(ctx context.Context, table, result string) func(pgx.Tx) error {
+	return func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE "+table+" SET result = $1 WHERE id = 1", result)
+		return err
+	}
+}
+
+// The frozen holder: A's process is stopped past its TTL, B takes the lease
+// over and writes; A, resumed, writes what it computed: the write never
+// lands, and A learns that its lease is gone.
+func TestFrozenHolder(t *testing.T) {
+	pool := newPool(t, 4)
+	table := protectedTable(t, pool, "")
+	key := "job:" + name(t)
+	a := startWorker(t, "frozen", "PGFENCE_TEST_KEY="+key, "PGFENCE_TEST_TABLE="+table)
+	tokenA, err := strconv.ParseInt(a.line(t, "token "), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	frozen := time.Now()
+
+	fx := pgfence.New(pool)
+	var tokenB int64
+	err = fx.Do(context.Background(), key, pgfence.Options{TTL: 30 * time.Second, Wait: 10 * time.Second},
+		func(ctx context.Context, l *pgfence.Lease) error {
+			tokenB = l.Token()
+			return l.Tx(ctx, update(ctx, table, "done by B"))
+		})
+	if err != nil {
+		t.Fatalf("B: %v", err)
+	}
+	if tokenB <= tokenA {
+		t.Fatalf("B's token %d is not above A's %d", tokenB, tokenA)
+	}
+	// A stays frozen well past its 1 s TTL.
+	time.Sleep(time.Until(frozen.Add(2500 * time.Millisecond)))
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	a.send(t, "go")
+	tx := a.line(t, "tx ")
+	do := a.line(t, "do ")
+	if tx != "stale" && tx != "lost expired" && tx != "lost superseded" && tx != "lost deadline" {
+		t.Errorf("A's late write: %s, want stale or lost", tx)
+	}
+	if do != tx {
+		t.Errorf("A's Do returned %q, its Tx %q", do, tx)
+	}
+	if result, fence := row(t, pool, table); result != "done by B" || fence != tokenB {
+		t.Errorf("row: %q with fence %d, want \"done by B\" with %d", result, fence, tokenB)
+	}
+	t.Logf("A (token %d): %s; B's token %d", tokenA, tx, tokenB)
+}
+
+// Renewal keeps a 1 s lease through 4 s of work.
+func TestRenewalKeepsLease(t *testing.T) {
+	pool := newPool(t, 4)
+	table := protectedTable(t, pool, ", strict => true, lease => 'job:"+name(t)+"'")
+	key := "job:" + name(t)
+	fx := pgfence.New(pool)
+	err := fx.Do(context.Background(), key, pgfence.Options{TTL: time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+		start := l.Deadline()
+		for i := 0; i < 8; i++ {
+			// strict: each write also checks that the token is the live one.
+			if err := l.Tx(ctx, update(ctx, table, "step "+strconv.Itoa(i))); err != nil {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return pgfence.Cause(ctx)
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		if l.Err() != nil || ctx.Err() != nil || l.Suspended() {
+			t.Errorf("after 4 s: Err %v, ctx %v, suspended %v", l.Err(), ctx.Err(), l.Suspended())
+		}
+		if !l.Deadline().After(start.Add(3 * time.Second)) {
+			t.Errorf("the local deadline moved from %v to %v only", start, l.Deadline())
+		}
+		var status string
+		if err := pool.QueryRow(ctx, "SELECT fence_lease_status($1, $2)", key, l.Token()).Scan(&status); err != nil {
+			return err
+		}
+		if status != "held" {
+			t.Errorf("status after 4 s: %s", status)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result, _ := row(t, pool, table); result != "step 7" {
+		t.Errorf("row: %q", result)
+	}
+}
+
+// fence_break by a superuser cancels the holder's ctx within a second, and
+// Cause, Err and Do say it was broken.
+func TestBreakCancelsContext(t *testing.T) {
+	pool, key, fx := setup(t, 4)
+	var broke time.Time
+	var lease *pgfence.Lease
+	err := fx.Do(context.Background(), key, pgfence.Options{TTL: 30 * time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+		lease = l
+		time.Sleep(200 * time.Millisecond)
+		broke = time.Now()
+		exec1(t, pool, "SELECT fence_break($1)", key)
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("ctx not cancelled 5 s after fence_break")
+		}
+		if took := time.Since(broke); took > time.Second {
+			t.Errorf("ctx cancelled %s after fence_break", took)
+		}
+		wantLost(t, "Cause(ctx)", pgfence.Cause(ctx), pgfence.Broken)
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			t.Errorf("ctx.Err() = %v", ctx.Err())
+		}
+		wantLost(t, "l.Err()", l.Err(), pgfence.Broken)
+		select {
+		case <-l.Done():
+		default:
+			t.Error("Done() is not closed")
+		}
+		wantLost(t, "Tx after the loss", l.Tx(ctx, func(pgx.Tx) error { return nil }), pgfence.Broken)
+		return ctx.Err()
+	})
+	if lost := wantLost(t, "Do", err, pgfence.Broken); lost != nil && lost.Token != lease.Token() {
+		t.Errorf("Do's error names token %d, the lease's is %d", lost.Token, lease.Token())
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Do's error does not unwrap to context.Canceled: %v", err)
+	}
+}
+
+// A statement running in Tx when the lease is lost is cancelled.
+func TestLossCancelsRunningStatement(t *testing.T) {
+	pool, key, fx := setup(t, 4)
+	var took time.Duration
+	err := fx.Do(context.Background(), key, pgfence.Options{TTL: 30 * time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+		go func() {
+			time.Sleep(500 * time.Millisecond)
+			if _, err := pool.Exec(context.Background(), "SELECT fence_break($1)", key); err != nil {
+				t.Error(err)
+			}
+		}()
+		start := time.Now()
+		// Another context than the lease's: the statement is cancelled all the same.
+		err := l.Tx(context.Background(), func(tx pgx.Tx) error {
+			_, err := tx.Exec(context.Background(), "SELECT pg_sleep(30)")
+			return err
+		})
+		took = time.Since(start)
+		return err
+	})
+	wantLost(t, "Do", err, pgfence.Broken)
+	if took > 2*time.Second {
+		t.Errorf("the statement ran %s", took)
+	}
+}
+
+// Only Tx carries the token: a pooled connection has none afterwards, nor
+// does a statement outside Tx while the lease is held.
+func TestPooledConnectionCarriesNoToken(t *testing.T) {
+	pool := newPool(t, 1) // one connection: Tx's is the one checked after
+	table := protectedTable(t, pool, ", require_token => true")
+	key := "job:" + name(t)
+	fx := pgfence.New(pool)
+	var token int64
+	noToken := func(ctx context.Context, when string) {
+		var cur *int64
+		if err := pool.QueryRow(ctx, "SELECT fence_current_token()::bigint").Scan(&cur); err != nil {
+			t.Fatal(err)
+		}
+		if cur != nil && *cur != 0 {
+			t.Errorf("%s: the pooled connection carries token %d", when, *cur)
+		}
+		_, err := pool.Exec(ctx, "UPDATE "+table+" SET result = 'no token' WHERE id = 1")
+		var need *pgfence.TokenRequiredError
+		var pg *pgconn.PgError
+		if err = pgfence.Classify(err); !errors.As(err, &need) || !errors.As(err, &pg) || pg.Code != "LF003" {
+			t.Errorf("%s: a write without Tx: %v, want TokenRequiredError (LF003)", when, err)
+		}
+	}
+	err := fx.Do(context.Background(), key, pgfence.Options{TTL: 10 * time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+		token = l.Token()
+		if err := l.Tx(ctx, update(ctx, table, "with token")); err != nil {
+			return err
+		}
+		noToken(ctx, "while held")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noToken(context.Background(), "after Do")
+	if result, fence := row(t, pool, table); result != "with token" || fence != token {
+		t.Errorf("row: %q with fence %d, want \"with token\" with %d", result, fence, token)
+	}
+}
+
+// A killed holder's lease ends by its TTL: refused at once, granted to a
+// waiter within the TTL, with a larger token.
+func TestKilledHolderExpires(t *testing.T) {
+	pool := newPool(t, 4)
+	key := "job:" + name(t)
+	w := startWorker(t, "hold", "PGFENCE_TEST_KEY="+key)
+	old, err := strconv.ParseInt(w.line(t, "token "), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.cmd.Wait()
+	killed := time.Now()
+	fx := pgfence.New(pool)
+	var unavailable *pgfence.LeaseUnavailableError
+	err = fx.Do(context.Background(), key, pgfence.Options{}, func(context.Context, *pgfence.Lease) error { return nil })
+	if !errors.As(err, &unavailable) || unavailable.Key != key {
+		t.Fatalf("right after the kill: %v, want LeaseUnavailableError", err)
+	}
+	err = fx.Do(context.Background(), key, pgfence.Options{TTL: 5 * time.Second, Wait: 10 * time.Second},
+		func(ctx context.Context, l *pgfence.Lease) error {
+			took := time.Since(killed)
+			if took > 3*time.Second {
+				t.Errorf("granted %s after the kill; the TTL was 2 s", took)
+			}
+			if l.Token() <= old {
+				t.Errorf("token %d after %d", l.Token(), old)
+			}
+			var status string
+			if err := pool.QueryRow(ctx, "SELECT fence_lease_status($1, $2)", key, old).Scan(&status); err != nil {
+				return err
+			}
+			if status != "superseded" {
+				t.Errorf("the killed holder's token is %s", status)
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func poolThrough(t *testing.T, cfg *pgx.ConnConfig) *pgxpool.Pool {
+	t.Helper()
+	pcfg, err := pgxpool.ParseConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg.ConnConfig = cfg
+	pcfg.MaxConns = 4
+	pool, err := pgxpool.ConnectConfig(context.Background(), pcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// A network that stalls for less than the TTL suspends the lease; the next
+// renewal that gets through resumes it, and it was never lost.
+func TestStallSuspendsLease(t *testing.T) {
+	direct := newPool(t, 2)
+	proxy := newStallProxy(t)
+	pool := poolThrough(t, proxy.dsn(t))
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Renewals through the stalled network, the watchdog straight to the server.
+	fx := pgfence.New(pool, pgfence.WithConnConfig(cfg))
+	key := "job:" + name(t)
+	err = fx.Do(context.Background(), key, pgfence.Options{TTL: 3 * time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+		proxy.stall(true)
+		suspended := waitFor(3*time.Second, l.Suspended)
+		proxy.stall(false)
+		if !suspended {
+			t.Error("the lease was not suspended while renewals could not get through")
+		}
+		if !waitFor(3*time.Second, func() bool { return !l.Suspended() }) {
+			t.Error("the lease stayed suspended after the network came back")
+		}
+		if l.Err() != nil || ctx.Err() != nil {
+			t.Errorf("after the stall: Err %v, ctx %v", l.Err(), ctx.Err())
+		}
+		var status string
+		if err := direct.QueryRow(ctx, "SELECT fence_lease_status($1, $2)", key, l.Token()).Scan(&status); err != nil {
+			return err
+		}
+		if status != "held" {
+			t.Errorf("status after the stall: %s", status)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A network that stalls past the local deadline loses the lease there, on
+// the holder's own clock, before any word from the server can get through.
+func TestStallPastDeadlineLosesLease(t *testing.T) {
+	proxy := newStallProxy(t)
+	pool := poolThrough(t, proxy.dsn(t)) // the watchdog goes through it too
+	fx := pgfence.New(pool)
+	key := "job:" + name(t)
+	err := fx.Do(context.Background(), key, pgfence.Options{TTL: time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+		proxy.stall(true)
+		defer proxy.stall(false)
+		stalled := time.Now()
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the lease outlived a 5 s stall with a TTL of 1 s")
+		}
+		if took := time.Since(stalled); took > 1500*time.Millisecond {
+			t.Errorf("lost %s after the stall began; the TTL is 1 s", took)
+		}
+		if d := l.Deadline(); time.Now().Before(d) {
+			t.Errorf("lost before the local deadline %v", d)
+		}
+		return pgfence.Cause(ctx)
+	})
+	wantLost(t, "Do", err, pgfence.Deadline)
+}
+
+// Not granted: at once (Wait 0), or within Wait (55P03 underneath).
+func TestUnavailable(t *testing.T) {
+	_, key, fx := setup(t, 4)
+	held, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(context.Background())
+	_, err = fx.Acquire(context.Background(), key, pgfence.Options{})
+	var un *pgfence.LeaseUnavailableError
+	if !errors.As(err, &un) || un.Wait != 0 {
+		t.Errorf("Wait 0: %v", err)
+	}
+	start := time.Now()
+	_, err = fx.Acquire(context.Background(), key, pgfence.Options{Wait: 300 * time.Millisecond})
+	var pg *pgconn.PgError
+	if !errors.As(err, &un) || !errors.As(err, &pg) || pg.Code != "55P03" {
+		t.Errorf("Wait 300ms: %v, want LeaseUnavailableError over 55P03", err)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond || took > 3*time.Second {
+		t.Errorf("Wait 300ms took %s", took)
+	}
+	// A cancelled wait leaves nothing behind.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err = fx.Acquire(ctx, key, pgfence.Options{Wait: pgfence.WaitForever}); err == nil {
+		t.Error("WaitForever with a 300ms context was granted")
+	}
+}
+
+// Acquire and Release, for code without a callback: Done and Context end
+// at the release, and the lease is free at once.
+func TestAcquireRelease(t *testing.T) {
+	pool, key, fx := setup(t, 4)
+	l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Key() != key || l.Token() <= 0 || l.Owner() == "" || l.Err() != nil {
+		t.Fatalf("lease %q token %d owner %q err %v", l.Key(), l.Token(), l.Owner(), l.Err())
+	}
+	var owner string
+	if err := pool.QueryRow(context.Background(), "SELECT owner FROM fence_leases WHERE key = $1", key).Scan(&owner); err != nil || owner != l.Owner() {
+		t.Errorf("fence_leases says owner %q (%v), the lease %q", owner, err, l.Owner())
+	}
+	child, cancel := context.WithCancel(l.Context())
+	defer cancel()
+	if err := l.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(context.Background()); err != nil {
+		t.Errorf("a second Release: %v", err)
+	}
+	select {
+	case <-l.Done():
+	default:
+		t.Error("Done() is not closed after Release")
+	}
+	wantLost(t, "Cause of a child of Context()", pgfence.Cause(child), pgfence.Released)
+	var status string
+	if err := pool.QueryRow(context.Background(), "SELECT fence_lease_status($1, $2)", key, l.Token()).Scan(&status); err != nil || status != "released" {
+		t.Errorf("status after Release: %s (%v)", status, err)
+	}
+}
+
+// Do releases the lease whatever fn does: returns an error, or panics.
+func TestDoReleasesOnErrorAndPanic(t *testing.T) {
+	_, key, fx := setup(t, 4)
+	opts := pgfence.Options{TTL: 30 * time.Second}
+	mine := errors.New("mine")
+	if err := fx.Do(context.Background(), key, opts, func(context.Context, *pgfence.Lease) error { return mine }); err != mine {
+		t.Errorf("Do returned %v, want fn's error", err)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Errorf("recovered %v", p)
+			}
+		}()
+		_ = fx.Do(context.Background(), key, opts, func(context.Context, *pgfence.Lease) error { panic("boom") })
+	}()
+	// Wait 0: free at once, not at the end of a TTL.
+	if err := fx.Do(context.Background(), key, opts, func(context.Context, *pgfence.Lease) error { return nil }); err != nil {
+		t.Errorf("the lease is not free after an error and a panic: %v", err)
+	}
+}
+
+// A stale write in Tx is a *StaleTokenError over the LF001 PgError: here
+// a lease granted later, on another key, wrote the row first.
+func TestStaleTokenError(t *testing.T) {
+	pool, key, fx := setup(t, 4)
+	table := protectedTable(t, pool, "")
+	err := fx.Do(context.Background(), key, pgfence.Options{}, func(ctx context.Context, l *pgfence.Lease) error {
+		if err := fx.Do(ctx, key+":later", pgfence.Options{}, func(ctx context.Context, later *pgfence.Lease) error {
+			return later.Tx(ctx, update(ctx, table, "later"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return l.Tx(ctx, update(ctx, table, "stale"))
+	})
+	var stale *pgfence.StaleTokenError
+	var pg *pgconn.PgError
+	if !errors.As(err, &stale) || !errors.As(err, &pg) || pg.Code != "LF001" {
+		t.Fatalf("Do: %v, want StaleTokenError over LF001", err)
+	}
+	if result, _ := row(t, pool, table); result != "later" {
+		t.Errorf("row: %q", result)
+	}
+}
+
+func waitFor(d time.Duration, cond func() bool) bool {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if cond() {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cond()
+}
+
+// A server restart ends every lease: the holder learns it as Connection
+// (PGFENCE_TEST_RESTART: a shell command that restarts the server).
+func TestServerRestart(t *testing.T) {
+	restart := os.Getenv("PGFENCE_TEST_RESTART")
+	if restart == "" {
+		t.Skip("PGFENCE_TEST_RESTART is not set")
+	}
+	_, key, fx := setup(t, 4)
+	l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	if out, err := exec.Command("sh", "-c", restart).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", restart, err, out)
+	}
+	select {
+	case <-l.Done():
+	case <-time.After(15 * time.Second):
+		t.Fatal("the lease outlived a server restart by 15 s")
+	}
+	wantLost(t, "Err after a restart", l.Err(), pgfence.Connection)
+	wantLost(t, "Cause of Context()", pgfence.Cause(l.Context()), pgfence.Connection)
+}
+
+// A waiter (WaitForever) is granted the lease when its holder releases it,
+// and keeps it: the grant came after a wait longer than a third of its
+// TTL, so it is renewed at once, and then as usual.
+func TestWaiterGetsReleasedLease(t *testing.T) {
+	_, key, fx := setup(t, 4)
+	a, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		if err := a.Release(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	start := time.Now()
+	err = fx.Do(context.Background(), key, pgfence.Options{TTL: 600 * time.Millisecond, Wait: pgfence.WaitForever},
+		func(ctx context.Context, l *pgfence.Lease) error {
+			if took := time.Since(start); took < 400*time.Millisecond || took > 3*time.Second {
+				t.Errorf("granted after %s; the holder released after 500ms", took)
+			}
+			if l.Token() <= a.Token() {
+				t.Errorf("token %d after %d", l.Token(), a.Token())
+			}
+			select {
+			case <-ctx.Done():
+				return pgfence.Cause(ctx)
+			case <-time.After(1500 * time.Millisecond): // 2.5 TTLs
+			}
+			return l.Err()
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,48 @@
+package pgfence
+
+import (
+	"fmt"
+	"time"
+)
+
+// The SQL pgfence sends.  Keys travel as text, tokens as bigint
+// (fence_token has an implicit cast from int8, and ::bigint reads one back
+// as an int64), durations as interval text.  A grant also returns the
+// server's start time: a restart ends every lease, which the watchdog
+// checks when it reconnects.
+const (
+	sqlTryLease = "SELECT fence_try_lease($1::text, $2::text::interval, owner => $3::text)::bigint, " +
+		"pg_postmaster_start_time()"
+	sqlLease = "SELECT fence_lease($1::text, $2::text::interval, $3::text::interval, owner => $4::text)::bigint, " +
+		"pg_postmaster_start_time()"
+	sqlNoLockTimeout = "SET lock_timeout = 0"
+	sqlRenew         = "SELECT fence_renew($1::text, $2::bigint, $3::text::interval)"
+	sqlRelease       = "SELECT fence_release($1::text, $2::bigint)"
+	sqlStatus        = "SELECT fence_lease_status($1::text, $2::bigint), pg_postmaster_start_time()"
+	sqlWaitEnd       = "SELECT fence_wait_lease_end($1::text, $2::bigint, $3::text::interval)"
+	sqlUseToken      = "SELECT fence_use_token($1::bigint, $2::text)"
+	// What this owner holds of the key after a grant whose answer never
+	// came back (the wait was interrupted): released by its token.
+	sqlReleaseOwned = "SELECT count(fence_release(l.key, l.token)) FROM fence_leases l " +
+		"WHERE l.database = current_database() AND l.key = $1::text AND l.owner = $2::text"
+)
+
+// How long the watchdog's fence_wait_lease_end sleeps before it asks again:
+// an answer of NULL (still held) also proves the connection is alive.
+const watchdogPoll = 30 * time.Second
+
+func interval(d time.Duration) string {
+	return fmt.Sprintf("%d microseconds", d.Microseconds())
+}
+
+// serverHow: what fence_wait_lease_end or fence_lease_status says, as a
+// How.  A release this process did not do is Broken to it.
+func serverHow(status string) How {
+	switch status {
+	case "superseded":
+		return Superseded
+	case "released":
+		return Broken
+	}
+	return Expired
+}
