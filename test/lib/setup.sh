@@ -90,6 +90,13 @@ fence_missing_packages() {
 				command -v node >/dev/null 2>&1 || missing+=(nodejs)
 				command -v npm >/dev/null 2>&1 || missing+=(npm)
 				;;
+			# The Java client's tests (test/t/047_java_client.pl): a JDK 17,
+			# pgJDBC and JUnit 5 with its console launcher, all Debian's.
+			javaclient)
+				command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+				[ -f /usr/share/java/postgresql.jar ] || missing+=(libpostgresql-jdbc-java)
+				[ -f /usr/share/java/junit-platform-console-standalone.jar ] || missing+=(junit5)
+				;;
 			# The Patroni test (test/t/063_patroni.pl): Patroni (which
 			# pulls in python3-etcd and python3-psycopg2) and etcd, whose
 			# server it starts on loopback itself; no etcdctl is needed.
@@ -230,7 +237,7 @@ fence_setup() {
 	FENCE_COPY=$FENCE_WORK/src
 	mkdir -p "$FENCE_COPY"
 	cp -a "$FENCE_SRC/sql" "$FENCE_SRC/expected" "$FENCE_SRC/test" "$FENCE_SRC/doc" \
-		"$FENCE_SRC/contrib" "$FENCE_COPY/"
+		"$FENCE_SRC/contrib" "$FENCE_SRC/clients" "$FENCE_COPY/"
 	# What the package and layering tests read.
 	mkdir -p "$FENCE_COPY/src"
 	cp -a "$FENCE_SRC"/src/*.c "$FENCE_SRC"/src/*.h "$FENCE_SRC/src/sql" "$FENCE_COPY/src/"
