@@ -65,7 +65,8 @@ diag("$out$err") if $ran && $xml =~ /<(failure|error)\b/;
 is_deeply(
 	[ sort @cases ],
 	[
-		sort qw(breakCancelsTheRunningStatement() frozenHolderIsFencedOut()
+		sort qw(breakCancelsTheRunningStatement() failedRenewalsSuspendUntilTheDeadline()
+		  frozenHolderIsFencedOut()
 		  killedHoldersLeaseExpires() pooledConnectionCarriesNoToken()
 		  renewalKeepsAShortLease())
 	],
@@ -76,8 +77,8 @@ note($1) if $out =~ /(frozen holder said: [^\n]*)/;
 my ($found) = $out =~ /\[\s*(\d+) tests found\s*\]/;
 my ($good) = $out =~ /\[\s*(\d+) tests successful\s*\]/;
 my ($bad) = $out =~ /\[\s*(\d+) tests failed\s*\]/;
-is($found, 5, 'the launcher found 5 tests');
-is($good, 5, 'the launcher reports 5 tests successful');
+is($found, 6, 'the launcher found 6 tests');
+is($good, 6, 'the launcher reports 6 tests successful');
 is($bad, 0, 'and 0 failed');
 
 $node->stop;

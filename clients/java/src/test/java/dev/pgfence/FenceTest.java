@@ -129,6 +129,35 @@ class FenceTest {
         assertThrows(LeaseLostException.class, () -> lease.inTransaction(c -> 1));
     }
 
+    /**
+     * Renewals that cannot reach the server suspend the lease; one that succeeds again resumes
+     * it; when none does, the lease is lost at its local deadline (or at its expiry, if the
+     * watchdog hears it first), not later.
+     */
+    @Test
+    void failedRenewalsSuspendUntilTheDeadline() throws Exception {
+        try (SimplePool flaky = new SimplePool(url)) {
+            // The watchdog's connection comes from DriverManager: only renewals fail.
+            Fence f = new Fence(flaky, ConnectionFactory.fromUrl(url, null));
+            Lease lease = f.acquire("suspend:me", Duration.ofMillis(1500), Duration.ZERO);
+            flaky.down = true;
+            waitFor(lease::isSuspended, 2000, "a failed renewal suspends the lease");
+            assertFalse(lease.isLost(), "suspended, still held");
+            flaky.down = false;
+            waitFor(() -> !lease.isSuspended(), 2000, "a renewal that succeeds resumes it");
+            assertFalse(lease.isLost());
+
+            flaky.down = true;
+            long down = System.nanoTime();
+            LeaseLostException lost = lease.lost().get(5, TimeUnit.SECONDS);
+            long took = (System.nanoTime() - down) / 1_000_000;
+            assertTrue(lost.how() == How.DEADLINE || lost.how() == How.EXPIRED, "lost: " + lost.how());
+            assertTrue(took <= 1500 + 300, "lost within the TTL of the last renewal: " + took + " ms");
+            assertThrows(LeaseLostException.class, () -> lease.inTransaction(c -> 1));
+            assertEquals(lost.how(), assertThrows(LeaseLostException.class, lease::close).how());
+        }
+    }
+
     /** fence_break completes lost() and cancels the running statement within a second. */
     @Test
     void breakCancelsTheRunningStatement() throws Exception {
@@ -228,6 +257,18 @@ class FenceTest {
     }
 
     // ------------------------------------------------------------------------ helpers
+
+    interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    static void waitFor(Condition c, long millis, String what) throws Exception {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (!c.holds()) {
+            assertTrue(System.nanoTime() < until, what);
+            Thread.sleep(10);
+        }
+    }
 
     static Process worker(String key, long ttlMillis) throws Exception {
         ProcessBuilder pb = new ProcessBuilder(

@@ -19,6 +19,8 @@ import javax.sql.DataSource;
 final class SimplePool implements DataSource, AutoCloseable {
     private final String url;
     private final Deque<Connection> idle = new ArrayDeque<>();
+    /** While true, no connection is handed out: the server is out of reach, as far as a borrower can tell. */
+    volatile boolean down;
 
     SimplePool(String url) {
         this.url = url;
@@ -26,6 +28,9 @@ final class SimplePool implements DataSource, AutoCloseable {
 
     @Override
     public Connection getConnection() throws SQLException {
+        if (down) {
+            throw new SQLException("the test pool is down", "08001");
+        }
         Connection real;
         synchronized (idle) {
             real = idle.pollFirst();
