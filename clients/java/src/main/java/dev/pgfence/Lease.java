@@ -296,8 +296,9 @@ public final class Lease implements AutoCloseable {
         Connection own = fence.ownConnections().connect();
         boolean handedOver = false;
         boolean asked = false;
+        Boolean ownAutoCommit = null;
         try {
-            boolean ownAutoCommit = own.getAutoCommit();
+            ownAutoCommit = own.getAutoCommit();
             own.setAutoCommit(false);
             if (wait == null) {
                 // Wait forever: lock_timeout would end fence_lease's wait too.
@@ -339,7 +340,7 @@ public final class Lease implements AutoCloseable {
             throw FenceException.classify(e);
         } finally {
             if (!handedOver) {
-                closeQuietly(own);
+                giveBack(own, ownAutoCommit);
             }
         }
     }
@@ -541,12 +542,17 @@ public final class Lease implements AutoCloseable {
     }
 
     private void closeOwn(Connection c) {
+        giveBack(c, ownAutoCommit);
+    }
+
+    /** Closes an own connection with its autocommit as it came (it may go back to a pool). */
+    private static void giveBack(Connection c, Boolean autoCommit) {
         if (c == null) {
             return;
         }
         try {
-            if (c.getAutoCommit() != ownAutoCommit) {
-                c.setAutoCommit(ownAutoCommit);
+            if (autoCommit != null && c.getAutoCommit() != autoCommit) {
+                c.setAutoCommit(autoCommit);
             }
         } catch (SQLException ignored) {
             // Broken: closing is all that is left.
