@@ -4,9 +4,10 @@
 # Debian's openjdk-17-jdk-headless, libpostgresql-jdbc-java and junit5: no
 # build tool, no repository), and its JUnit 5 tests run with the console
 # launcher against this node, which listens on 127.0.0.1 for pgJDBC
-# (PGFENCE_TEST_URL, a superuser's JDBC URL).  Each test in JUnit's XML report
-# is one TAP line.  A missing package or a skipped test is a failure, not a
-# skip: make test installs what the suite needs.
+# (PGFENCE_TEST_URL, a superuser's JDBC URL; PGFENCE_TEST_RESTART, a pg_ctl
+# restart of the node, for the restart test, which runs last).  Each test in
+# JUnit's XML report is one TAP line.  A missing package or a skipped test is
+# a failure, not a skip: make test installs what the suite needs.
 use strict;
 use warnings;
 
@@ -37,6 +38,10 @@ $node->safe_psql('pgfence_test', 'CREATE EXTENSION fence');
 my $user = getpwuid($<);
 local $ENV{PGFENCE_TEST_URL} =
   'jdbc:postgresql://127.0.0.1:' . $node->port . "/pgfence_test?user=$user";
+# The restart test's command: pg_ctl restart of this node.
+local $ENV{PGFENCE_TEST_RESTART} = join(' ',
+	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
+	'-l', "'" . $node->logfile . "'", 'restart');
 ($out, $err) = ('', '');
 my $ran = IPC::Run::run([ 'make', '-C', "$dir/java", 'test' ],
 	'>', \$out, '2>', \$err, IPC::Run::timeout(900));
@@ -68,7 +73,7 @@ is_deeply(
 		sort qw(breakCancelsTheRunningStatement() failedRenewalsSuspendUntilTheDeadline()
 		  frozenHolderIsFencedOut()
 		  killedHoldersLeaseExpires() pooledConnectionCarriesNoToken()
-		  renewalKeepsAShortLease())
+		  renewalKeepsAShortLease() serverRestartLosesTheLease())
 	],
 	'every test ran');
 # Which way the frozen holder learnt it (the loss, or LF001 from its write).
@@ -77,8 +82,8 @@ note($1) if $out =~ /(frozen holder said: [^\n]*)/;
 my ($found) = $out =~ /\[\s*(\d+) tests found\s*\]/;
 my ($good) = $out =~ /\[\s*(\d+) tests successful\s*\]/;
 my ($bad) = $out =~ /\[\s*(\d+) tests failed\s*\]/;
-is($found, 6, 'the launcher found 6 tests');
-is($good, 6, 'the launcher reports 6 tests successful');
+is($found, 7, 'the launcher found 7 tests');
+is($good, 7, 'the launcher reports 7 tests successful');
 is($bad, 0, 'and 0 failed');
 
 $node->stop;

@@ -604,10 +604,16 @@ public final class Lease implements AutoCloseable {
         }
     }
 
-    /** How the server says the lease ended, asked through the pool (expired if it cannot say). */
+    /**
+     * How the server says the lease ended, asked through the pool: CONNECTION if the server
+     * restarted since the grant, EXPIRED if it cannot say.
+     */
     private How statusHow() {
         try {
             Object[] row = withPool(c -> query(c, SQL_STATUS, tryTimeoutSeconds, key, token));
+            if (!serverStarted.equals(row[1])) {
+                return How.CONNECTION;
+            }
             return How.fromServer((String) row[0]);
         } catch (SQLException | RuntimeException e) {
             return How.EXPIRED;

@@ -24,14 +24,19 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * pgfence against a real server: PGFENCE_TEST_URL is a JDBC URL of a database with fence
  * installed, as a superuser (fence_break needs one). Few tests, and two worker JVMs: a JVM
  * starts slowly on a small machine.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FenceTest {
     static String url;
     static SimplePool pool;
@@ -55,7 +60,11 @@ class FenceTest {
 
     @AfterAll
     static void tearDown() throws SQLException {
-        admin.close();
+        try {
+            admin.close();
+        } catch (SQLException ignored) {
+            // Broken by the restart test.
+        }
         pool.close();
     }
 
@@ -253,6 +262,33 @@ class FenceTest {
             assertTrue(took < 2500, "granted within the TTL of the killed holder: " + took + " ms");
             assertEquals("superseded", value("SELECT fence_lease_status('job:killed', " + tokenA + ")"),
                 "the old token was taken over, never released");
+        }
+    }
+
+    /**
+     * A server restart ends every lease: the watchdog reconnects, sees another start time, and
+     * the lease is lost with CONNECTION. PGFENCE_TEST_RESTART is a shell command that restarts the
+     * server (skipped without it). Last, as it breaks the other tests' connections.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void serverRestartLosesTheLease() throws Exception {
+        String restart = System.getenv("PGFENCE_TEST_RESTART");
+        Assumptions.assumeTrue(restart != null && !restart.isBlank(), "PGFENCE_TEST_RESTART is not set");
+        try (SimplePool own = new SimplePool(url)) {
+            Fence f = new Fence(own, ConnectionFactory.fromUrl(url, null));
+            Lease lease = f.acquire("restart:me", Duration.ofSeconds(30), Duration.ZERO);
+            Process p = new ProcessBuilder("sh", "-c", restart).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0, "the server restarted");
+            LeaseLostException lost = lease.lost().get(15, TimeUnit.SECONDS);
+            assertEquals(How.CONNECTION, lost.how());
+            assertEquals(How.CONNECTION,
+                assertThrows(LeaseLostException.class, () -> lease.inTransaction(c -> 1)).how());
+            assertEquals(How.CONNECTION, assertThrows(LeaseLostException.class, lease::close).how());
+            try (Lease again = f.acquire("restart:me", Duration.ofSeconds(30), Duration.ZERO)) {
+                assertTrue(again.token() > lease.token(), "the counter goes on across the restart");
+            }
         }
     }
 
