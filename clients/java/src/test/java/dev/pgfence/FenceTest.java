@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.pgfence.LeaseLostException.How;
@@ -256,7 +257,14 @@ class FenceTest {
         assertEquals("55P03", busy.getSQLState());
         assertEquals("held", value("SELECT fence_lease_status('job:killed', " + tokenA + ")"),
             "a detached lease outlives its process");
-        try (Lease b = fence.acquire("job:killed", Duration.ofSeconds(30), Duration.ofSeconds(10))) {
+        LeaseUnavailableException timedOut = assertThrows(LeaseUnavailableException.class,
+            () -> fence.acquire("job:killed", Duration.ofSeconds(30), Duration.ofMillis(200)));
+        assertEquals("55P03", ((SQLException) timedOut.getCause()).getSQLState(), "fence_lease's wait passed");
+        // Waiting as long as it takes (bounded here by the test). The wait outlasts a third of
+        // the 3 s TTL, so the grant is followed by a renewal on the lease's own connection.
+        Lease b = assertTimeoutPreemptively(Duration.ofSeconds(10),
+            () -> fence.acquire("job:killed", Duration.ofSeconds(3)));
+        try (b) {
             long took = (System.nanoTime() - killed) / 1_000_000;
             assertTrue(b.token() > tokenA);
             assertTrue(took < 2500, "granted within the TTL of the killed holder: " + took + " ms");
