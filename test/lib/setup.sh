@@ -108,6 +108,13 @@ fence_missing_packages() {
 				[ -d /usr/share/gocode/src/github.com/jackc/pgx/v4 ] \
 					|| missing+=(golang-github-jackc-pgx-v4-dev)
 				;;
+			# The Java client's tests (test/t/047_java_client.pl): a JDK 17,
+			# pgJDBC and JUnit 5 with its console launcher, all Debian's.
+			javaclient)
+				command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+				[ -f /usr/share/java/postgresql.jar ] || missing+=(libpostgresql-jdbc-java)
+				[ -f /usr/share/java/junit-platform-console-standalone.jar ] || missing+=(junit5)
+				;;
 			# The Patroni test (test/t/063_patroni.pl): Patroni (which
 			# pulls in python3-etcd and python3-psycopg2) and etcd, whose
 			# server it starts on loopback itself; no etcdctl is needed.

@@ -1,0 +1,352 @@
+package dev.pgfence;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.pgfence.LeaseLostException.How;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * pgfence against a real server: PGFENCE_TEST_URL is a JDBC URL of a database with fence
+ * installed, as a superuser (fence_break needs one). Few tests, and two worker JVMs: a JVM
+ * starts slowly on a small machine.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class FenceTest {
+    static String url;
+    static SimplePool pool;
+    static Fence fence;
+    static Connection admin;
+
+    @BeforeAll
+    static void setUp() throws SQLException {
+        url = System.getenv("PGFENCE_TEST_URL");
+        assertNotNull(url, "PGFENCE_TEST_URL names the test database");
+        pool = new SimplePool(url);
+        fence = new Fence(pool);
+        admin = DriverManager.getConnection(url);
+        sql("DROP TABLE IF EXISTS jobs, notes");
+        sql("CREATE TABLE jobs (id int PRIMARY KEY, result text, fence fence_token NOT NULL DEFAULT 0)");
+        sql("INSERT INTO jobs VALUES (1, 'pending')");
+        sql("SELECT fence_protect('jobs')");
+        sql("CREATE TABLE notes (id serial PRIMARY KEY, body text, fence fence_token NOT NULL DEFAULT 0)");
+        sql("SELECT fence_protect('notes', require_token => true)");
+    }
+
+    @AfterAll
+    static void tearDown() throws SQLException {
+        try {
+            admin.close();
+        } catch (SQLException ignored) {
+            // Broken by the restart test.
+        }
+        pool.close();
+    }
+
+    /**
+     * The frozen holder: a worker JVM holds a 1 s lease and is stopped (SIGSTOP) past it; another
+     * holder takes over and writes; the first one, resumed, tries its late write: it never lands,
+     * and the worker learns the loss.
+     */
+    @Test
+    void frozenHolderIsFencedOut() throws Exception {
+        Process a = worker("job:frozen", 1000);
+        BufferedReader out = new BufferedReader(new InputStreamReader(a.getInputStream(), StandardCharsets.UTF_8));
+        try {
+            String first = out.readLine();
+            assertNotNull(first, "the worker printed its token");
+            assertTrue(first.startsWith("token "), first);
+            long tokenA = Long.parseLong(first.substring(6));
+            assertEquals("started by A|" + tokenA, value("SELECT result || '|' || fence::bigint FROM jobs WHERE id = 1"));
+
+            signal(a, "STOP");
+            long tokenB;
+            try (Lease b = fence.acquire("job:frozen", Duration.ofSeconds(30), Duration.ofSeconds(10))) {
+                tokenB = b.token();
+                assertTrue(tokenB > tokenA, "the new holder's token is larger");
+                assertEquals("superseded", value("SELECT fence_lease_status('job:frozen', " + tokenA + ")"));
+                b.inTransaction(c -> update(c, "UPDATE jobs SET result = 'done by B' WHERE id = 1"));
+
+                signal(a, "CONT");
+                try (OutputStream in = a.getOutputStream()) {
+                    in.write("go\n".getBytes(StandardCharsets.UTF_8));
+                }
+                List<String> rest = new ArrayList<>();
+                for (String line; (line = out.readLine()) != null; ) {
+                    rest.add(line);
+                }
+                assertTrue(a.waitFor(30, TimeUnit.SECONDS), "the worker ends");
+                System.out.println("frozen holder said: " + String.join("; ", rest));
+                assertEquals(0, a.exitValue(), "the worker exits 0: " + rest);
+                String late = rest.get(0);
+                assertTrue(late.startsWith("late write: LeaseLostException ")
+                        || late.equals("late write: StaleTokenException LF001"),
+                    "the late write failed with the loss or LF001: " + rest);
+                assertTrue(rest.contains("lost: expired") || rest.contains("lost: superseded")
+                        || rest.contains("lost: deadline"), "lost() completed: " + rest);
+                assertFalse(b.isLost());
+            }
+            assertEquals("done by B|" + tokenB, value("SELECT result || '|' || fence::bigint FROM jobs WHERE id = 1"),
+                "the late write never landed");
+        } finally {
+            signal(a, "CONT");
+            a.destroyForcibly();
+        }
+    }
+
+    /** Renewals keep a 1 s lease through 4 s of work, a long transaction among it. */
+    @Test
+    void renewalKeepsAShortLease() throws Exception {
+        long start = System.nanoTime();
+        Lease lease = fence.acquire("renew:1s", Duration.ofSeconds(1), Duration.ZERO);
+        try (lease) {
+            lease.inTransaction(c -> value(c, "SELECT pg_sleep(1.5)"));
+            while (System.nanoTime() - start < TimeUnit.SECONDS.toNanos(4)) {
+                lease.inTransaction(c -> value(c, "SELECT pg_sleep(0.2)"));
+            }
+            assertFalse(lease.isLost(), "still held after 4 s");
+            assertFalse(lease.lost().isDone());
+            assertEquals("held", value("SELECT fence_lease_status('renew:1s', " + lease.token() + ")"));
+        }
+        assertEquals(How.RELEASED, lease.lost().get(1, TimeUnit.SECONDS).how(), "close() released it");
+        assertEquals("released", value("SELECT fence_lease_status('renew:1s', " + lease.token() + ")"));
+        assertThrows(LeaseLostException.class, () -> lease.inTransaction(c -> 1));
+    }
+
+    /**
+     * Renewals that cannot reach the server suspend the lease; one that succeeds again resumes
+     * it; when none does, the lease is lost at its local deadline (or at its expiry, if the
+     * watchdog hears it first), not later.
+     */
+    @Test
+    void failedRenewalsSuspendUntilTheDeadline() throws Exception {
+        try (SimplePool flaky = new SimplePool(url)) {
+            // The watchdog's connection comes from DriverManager: only renewals fail.
+            Fence f = new Fence(flaky, ConnectionFactory.fromUrl(url, null));
+            Lease lease = f.acquire("suspend:me", Duration.ofMillis(1500), Duration.ZERO);
+            flaky.down = true;
+            waitFor(lease::isSuspended, 2000, "a failed renewal suspends the lease");
+            assertFalse(lease.isLost(), "suspended, still held");
+            flaky.down = false;
+            waitFor(() -> !lease.isSuspended(), 2000, "a renewal that succeeds resumes it");
+            assertFalse(lease.isLost());
+
+            flaky.down = true;
+            long down = System.nanoTime();
+            LeaseLostException lost = lease.lost().get(5, TimeUnit.SECONDS);
+            long took = (System.nanoTime() - down) / 1_000_000;
+            assertTrue(lost.how() == How.DEADLINE || lost.how() == How.EXPIRED, "lost: " + lost.how());
+            assertTrue(took <= 1500 + 300, "lost within the TTL of the last renewal: " + took + " ms");
+            assertThrows(LeaseLostException.class, () -> lease.inTransaction(c -> 1));
+            assertEquals(lost.how(), assertThrows(LeaseLostException.class, lease::close).how());
+        }
+    }
+
+    /** fence_break completes lost() and cancels the running statement within a second. */
+    @Test
+    void breakCancelsTheRunningStatement() throws Exception {
+        Lease lease = fence.acquire("break:me", Duration.ofSeconds(30), Duration.ZERO);
+        CompletableFuture<Throwable> work = CompletableFuture.supplyAsync(() -> {
+            try {
+                lease.inTransaction(c -> value(c, "SELECT pg_sleep(30) /* under break:me */"));
+                return null;
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!"1".equals(value("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                + "AND query LIKE '%under break:me%' AND pid <> pg_backend_pid()"))) {
+            assertTrue(System.nanoTime() < until, "the statement started");
+            Thread.sleep(20);
+        }
+        long broken = System.nanoTime();
+        assertEquals(String.valueOf(lease.token()), value("SELECT fence_break('break:me')"));
+        LeaseLostException lost = lease.lost().get(1, TimeUnit.SECONDS);
+        assertEquals(How.BROKEN, lost.how());
+        Throwable e = work.get(Math.max(1, 1000 - (System.nanoTime() - broken) / 1_000_000), TimeUnit.MILLISECONDS);
+        long took = (System.nanoTime() - broken) / 1_000_000;
+        assertTrue(took < 1000, "cancelled within a second: " + took + " ms");
+        LeaseLostException le = assertInstanceOf(LeaseLostException.class, e);
+        assertEquals(How.BROKEN, le.how());
+        assertEquals("LF002", le.getSQLState());
+        assertEquals("57014", ((SQLException) le.getCause()).getSQLState(), "the statement was cancelled");
+        assertEquals(How.BROKEN,
+            assertThrows(LeaseLostException.class, () -> lease.inTransaction(c -> 1)).how(),
+            "the next transaction fails");
+        assertEquals(How.BROKEN, assertThrows(LeaseLostException.class, lease::close).how(),
+            "close() says the lease had been lost");
+    }
+
+    /** The pooled connection goes back carrying no token, in autocommit; LF003 is classified. */
+    @Test
+    void pooledConnectionCarriesNoToken() throws Exception {
+        try (SimplePool one = new SimplePool(url)) {
+            // Own connections from DriverManager: the pool serves the work alone.
+            Fence f = new Fence(one, ConnectionFactory.fromUrl(url, null));
+            try (Lease lease = f.acquire("pooled", Duration.ofSeconds(30), Duration.ZERO)) {
+                String pid = lease.inTransaction(c -> {
+                    assertFalse(c.getAutoCommit());
+                    assertEquals(String.valueOf(lease.token()), value(c, "SELECT fence_current_token()"));
+                    SQLException refused = assertThrows(SQLException.class, c::commit);
+                    assertEquals("0A000", refused.getSQLState());
+                    update(c, "INSERT INTO notes (body) VALUES ('fenced')");
+                    return value(c, "SELECT pg_backend_pid()");
+                });
+                assertEquals(String.valueOf(lease.token()),
+                    value("SELECT fence::bigint FROM notes WHERE body = 'fenced'"), "the write carried the token");
+                try (Connection c = one.getConnection()) {
+                    assertEquals(pid, value(c, "SELECT pg_backend_pid()"), "the same pooled connection");
+                    assertTrue(c.getAutoCommit(), "autocommit is back");
+                    assertNull(value(c, "SELECT fence_current_token()"), "no token in effect");
+                    SQLException e = assertThrows(SQLException.class,
+                        () -> update(c, "INSERT INTO notes (body) VALUES ('unfenced')"));
+                    SQLException f3 = FenceException.classify(e);
+                    TokenRequiredException t = assertInstanceOf(TokenRequiredException.class, f3);
+                    assertEquals("LF003", t.getSQLState());
+                    assertEquals(e, t.getCause());
+                }
+            }
+        }
+        assertEquals("0", value("SELECT count(*) FROM notes WHERE body = 'unfenced'"));
+    }
+
+    /** A killed holder's lease ends by its TTL: refused at once, granted within it. */
+    @Test
+    void killedHoldersLeaseExpires() throws Exception {
+        Process a = worker("job:killed", 2000);
+        BufferedReader out = new BufferedReader(new InputStreamReader(a.getInputStream(), StandardCharsets.UTF_8));
+        long tokenA;
+        try {
+            String first = out.readLine();
+            assertNotNull(first, "the worker printed its token");
+            tokenA = Long.parseLong(first.substring(6));
+        } finally {
+            a.destroyForcibly();
+        }
+        assertTrue(a.waitFor(10, TimeUnit.SECONDS));
+        long killed = System.nanoTime();
+        LeaseUnavailableException busy = assertThrows(LeaseUnavailableException.class,
+            () -> fence.acquire("job:killed", Duration.ofSeconds(30), Duration.ZERO));
+        assertEquals("55P03", busy.getSQLState());
+        assertEquals("held", value("SELECT fence_lease_status('job:killed', " + tokenA + ")"),
+            "a detached lease outlives its process");
+        LeaseUnavailableException timedOut = assertThrows(LeaseUnavailableException.class,
+            () -> fence.acquire("job:killed", Duration.ofSeconds(30), Duration.ofMillis(200)));
+        assertEquals("55P03", ((SQLException) timedOut.getCause()).getSQLState(), "fence_lease's wait passed");
+        // Waiting as long as it takes (bounded here by the test). The wait outlasts a third of
+        // the 3 s TTL, so the grant is followed by a renewal on the lease's own connection.
+        Lease b = assertTimeoutPreemptively(Duration.ofSeconds(10),
+            () -> fence.acquire("job:killed", Duration.ofSeconds(3)));
+        try (b) {
+            long took = (System.nanoTime() - killed) / 1_000_000;
+            assertTrue(b.token() > tokenA);
+            assertTrue(took < 2500, "granted within the TTL of the killed holder: " + took + " ms");
+            assertEquals("superseded", value("SELECT fence_lease_status('job:killed', " + tokenA + ")"),
+                "the old token was taken over, never released");
+        }
+    }
+
+    /**
+     * A server restart ends every lease: the watchdog reconnects, sees another start time, and
+     * the lease is lost with CONNECTION. PGFENCE_TEST_RESTART is a shell command that restarts the
+     * server (skipped without it). Last, as it breaks the other tests' connections.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void serverRestartLosesTheLease() throws Exception {
+        String restart = System.getenv("PGFENCE_TEST_RESTART");
+        Assumptions.assumeTrue(restart != null && !restart.isBlank(), "PGFENCE_TEST_RESTART is not set");
+        try (SimplePool own = new SimplePool(url)) {
+            Fence f = new Fence(own, ConnectionFactory.fromUrl(url, null));
+            Lease lease = f.acquire("restart:me", Duration.ofSeconds(30), Duration.ZERO);
+            Process p = new ProcessBuilder("sh", "-c", restart).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0, "the server restarted");
+            LeaseLostException lost = lease.lost().get(15, TimeUnit.SECONDS);
+            assertEquals(How.CONNECTION, lost.how());
+            assertEquals(How.CONNECTION,
+                assertThrows(LeaseLostException.class, () -> lease.inTransaction(c -> 1)).how());
+            assertEquals(How.CONNECTION, assertThrows(LeaseLostException.class, lease::close).how());
+            try (Lease again = f.acquire("restart:me", Duration.ofSeconds(30), Duration.ZERO)) {
+                assertTrue(again.token() > lease.token(), "the counter goes on across the restart");
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------ helpers
+
+    interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    static void waitFor(Condition c, long millis, String what) throws Exception {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (!c.holds()) {
+            assertTrue(System.nanoTime() < until, what);
+            Thread.sleep(10);
+        }
+    }
+
+    static Process worker(String key, long ttlMillis) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(
+            System.getProperty("java.home") + "/bin/java", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+            "-cp", System.getProperty("java.class.path"), Worker.class.getName(), key, Long.toString(ttlMillis));
+        pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+        return pb.start();
+    }
+
+    static void signal(Process p, String sig) throws Exception {
+        if (p.isAlive()) {
+            new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).inheritIO().start().waitFor();
+        }
+    }
+
+    static void sql(String q) throws SQLException {
+        try (Statement s = admin.createStatement()) {
+            s.execute(q);
+        }
+    }
+
+    static String value(String q) throws SQLException {
+        return value(admin, q);
+    }
+
+    static String value(Connection c, String q) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(q)) {
+            return rs.next() ? rs.getString(1) : null;
+        }
+    }
+
+    static int update(Connection c, String q) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            return s.executeUpdate(q);
+        }
+    }
+}

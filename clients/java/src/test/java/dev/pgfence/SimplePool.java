@@ -1,0 +1,128 @@
+package dev.pgfence;
+
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+
+/**
+ * A minimal connection pool for the tests (no pool library is packaged here): idle connections
+ * are reused last in, first out, so the next borrower gets the connection given back last.
+ */
+final class SimplePool implements DataSource, AutoCloseable {
+    private final String url;
+    private final Deque<Connection> idle = new ArrayDeque<>();
+    /** While true, no connection is handed out: the server is out of reach, as far as a borrower can tell. */
+    volatile boolean down;
+
+    SimplePool(String url) {
+        this.url = url;
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+        if (down) {
+            throw new SQLException("the test pool is down", "08001");
+        }
+        Connection real;
+        synchronized (idle) {
+            real = idle.pollFirst();
+        }
+        if (real == null || real.isClosed()) {
+            real = DriverManager.getConnection(url);
+        }
+        Connection physical = real;
+        boolean[] returned = {false};
+        return (Connection) Proxy.newProxyInstance(SimplePool.class.getClassLoader(),
+            new Class<?>[] {Connection.class}, (p, m, args) -> {
+                switch (m.getName()) {
+                    case "close":
+                        if (!returned[0]) {
+                            returned[0] = true;
+                            if (!physical.isClosed()) {
+                                synchronized (idle) {
+                                    idle.addFirst(physical);
+                                }
+                            }
+                        }
+                        return null;
+                    case "isClosed":
+                        return returned[0] || physical.isClosed();
+                    case "equals":
+                        return p == args[0];
+                    case "hashCode":
+                        return System.identityHashCode(p);
+                    case "toString":
+                        return "pooled " + physical;
+                    default:
+                        if (returned[0]) {
+                            throw new SQLException("connection given back to the pool", "08003");
+                        }
+                        try {
+                            return m.invoke(physical, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                }
+            });
+    }
+
+    @Override
+    public Connection getConnection(String user, String password) throws SQLException {
+        throw new SQLFeatureNotSupportedException();
+    }
+
+    @Override
+    public void close() {
+        synchronized (idle) {
+            for (Connection c : idle) {
+                try {
+                    c.close();
+                } catch (SQLException ignored) {
+                    // closing anyway
+                }
+            }
+            idle.clear();
+        }
+    }
+
+    @Override
+    public PrintWriter getLogWriter() {
+        return null;
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) {
+    }
+
+    @Override
+    public void setLoginTimeout(int seconds) {
+    }
+
+    @Override
+    public int getLoginTimeout() {
+        return 0;
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+        throw new SQLFeatureNotSupportedException();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+        throw new SQLException("not a wrapper");
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) {
+        return false;
+    }
+}

@@ -1,0 +1,90 @@
+# The Java client library, clients/java (dev.pgfence), against a real node.
+#
+# A scratch copy of clients/java is built with its Makefile (javac, from
+# Debian's openjdk-17-jdk-headless, libpostgresql-jdbc-java and junit5: no
+# build tool, no repository), and its JUnit 5 tests run with the console
+# launcher against this node, which listens on 127.0.0.1 for pgJDBC
+# (PGFENCE_TEST_URL, a superuser's JDBC URL; PGFENCE_TEST_RESTART, a pg_ctl
+# restart of the node, for the restart test, which runs last).  Each test in
+# JUnit's XML report is one TAP line.  A missing package or a skipped test is
+# a failure, not a skip: make test installs what the suite needs.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use FenceTAP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $src = $ENV{FENCE_SRC} || "$FindBin::RealBin/../..";
+my $dir = PostgreSQL::Test::Utils::tempdir;
+
+# A scratch copy: the build writes beside the sources.
+my ($out, $err) = ('', '');
+ok(IPC::Run::run([ 'cp', '-R', "$src/clients/java", "$dir/java" ], '>', \$out, '2>', \$err),
+	'copied clients/java')
+  or diag($err);
+for my $jar (qw(postgresql junit-platform-console-standalone junit-jupiter-api))
+{
+	ok(-f "/usr/share/java/$jar.jar", "/usr/share/java/$jar.jar is installed");
+}
+
+my $node = fence_node('javaclient', conf => "listen_addresses = '127.0.0.1'\n");
+$node->safe_psql('postgres', 'CREATE DATABASE pgfence_test');
+$node->safe_psql('pgfence_test', 'CREATE EXTENSION fence');
+
+my $user = getpwuid($<);
+local $ENV{PGFENCE_TEST_URL} =
+  'jdbc:postgresql://127.0.0.1:' . $node->port . "/pgfence_test?user=$user";
+# The restart test's command: pg_ctl restart of this node.
+local $ENV{PGFENCE_TEST_RESTART} = join(' ',
+	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
+	'-l', "'" . $node->logfile . "'", 'restart');
+($out, $err) = ('', '');
+my $ran = IPC::Run::run([ 'make', '-C', "$dir/java", 'test' ],
+	'>', \$out, '2>', \$err, IPC::Run::timeout(900));
+ok($ran, 'make test in clients/java exits 0') or diag("$out$err");
+
+# One TAP line per test case of JUnit's report.
+my $xml = '';
+my $report = "$dir/java/build/test-reports/TEST-junit-jupiter.xml";
+$xml = slurp_file($report) if -f $report;
+ok($xml ne '', 'JUnit wrote its report');
+my @cases;
+while ($xml =~ m{<testcase\s+name="([^"]*)"\s+classname="([^"]*)"[^>]*?(/>|>(.*?)</testcase>)}sg)
+{
+	my ($name, $class, $body) = ($1, $2, $4 // '');
+	push @cases, $name;
+	if ($body =~ /<(failure|error|skipped)\b/)
+	{
+		fail("junit: $class.$name: $1");
+	}
+	else
+	{
+		pass("junit: $class.$name");
+	}
+}
+diag("$out$err") if $ran && $xml =~ /<(failure|error)\b/;
+is_deeply(
+	[ sort @cases ],
+	[
+		sort qw(breakCancelsTheRunningStatement() failedRenewalsSuspendUntilTheDeadline()
+		  frozenHolderIsFencedOut()
+		  killedHoldersLeaseExpires() pooledConnectionCarriesNoToken()
+		  renewalKeepsAShortLease() serverRestartLosesTheLease())
+	],
+	'every test ran');
+# Which way the frozen holder learnt it (the loss, or LF001 from its write).
+note($1) if $out =~ /(frozen holder said: [^\n]*)/;
+# The launcher's own summary, as it printed it.
+my ($found) = $out =~ /\[\s*(\d+) tests found\s*\]/;
+my ($good) = $out =~ /\[\s*(\d+) tests successful\s*\]/;
+my ($bad) = $out =~ /\[\s*(\d+) tests failed\s*\]/;
+is($found, 7, 'the launcher found 7 tests');
+is($good, 7, 'the launcher reports 7 tests successful');
+is($bad, 0, 'and 0 failed');
+
+$node->stop;
+done_testing();
