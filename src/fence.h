@@ -376,6 +376,8 @@ extern bool FenceLeaseRenew(const char *key, int keylen, FenceToken token,
 							int64 ttl);
 extern bool FenceLeaseBreak(const char *key, int keylen, FenceToken *token);
 extern int	FenceLeaseSnapshot(FenceLeaseInfo **leases);
+extern int	FenceLeaseSnapshotKey(const char *key, int keylen,
+								  FenceLeaseInfo **leases);
 extern int	FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters);
 extern int	FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers);
 

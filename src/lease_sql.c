@@ -850,19 +850,11 @@ may_see(Oid roleid)
 		has_privs_of_role(GetUserId(), roleid);
 }
 
-PG_FUNCTION_INFO_V1(fence_leases_all);
-Datum
-fence_leases_all(PG_FUNCTION_ARGS)
+/* Rows of fence_leases, one per entry, into the SRF's tuplestore. */
+static void
+put_lease_rows(ReturnSetInfo *rsinfo, FenceLeaseInfo *leases, int n)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	FenceLeaseInfo *leases;
-	int			n;
-	TimestampTz now;
-
-	FenceRequirePreload();
-	InitMaterializedSRF(fcinfo, 0);
-	n = FenceLeaseSnapshot(&leases);
-	now = FenceNow();
+	TimestampTz now = FenceNow();
 
 	for (int i = 0; i < n; i++)
 	{
@@ -908,8 +900,43 @@ fence_leases_all(PG_FUNCTION_ARGS)
 			nulls[10] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+PG_FUNCTION_INFO_V1(fence_leases_all);
+Datum
+fence_leases_all(PG_FUNCTION_ARGS)
+{
+	FenceLeaseInfo *leases;
+	int			n;
+
+	FenceRequirePreload();
+	InitMaterializedSRF(fcinfo, 0);
+	n = FenceLeaseSnapshot(&leases);
+	put_lease_rows((ReturnSetInfo *) fcinfo->resultinfo, leases, n);
 	return (Datum) 0;
 }
+
+/*
+ * fence_leases_of(key): the rows of fence_leases for one key of this
+ * database, read from that key's bucket alone (the view reads every
+ * partition).  A key another role holds shows as in the view: its key,
+ * token and owner NULL unless you may see them.
+ */
+static Datum
+fence_leases_of_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	LeaseKey	key;
+	FenceLeaseInfo *leases;
+	int			n;
+
+	FenceRequirePreload();
+	get_key(fcinfo, 0, int_key, &key);
+	InitMaterializedSRF(fcinfo, 0);
+	n = FenceLeaseSnapshotKey(key.data, key.len, &leases);
+	put_lease_rows((ReturnSetInfo *) fcinfo->resultinfo, leases, n);
+	return (Datum) 0;
+}
+FENCE_KEYED_ENTRY_POINTS(fence_leases_of)
 
 /*
  * fence_lease_waiters_all(): every session waiting for a lease, in queue

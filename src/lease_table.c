@@ -2984,6 +2984,44 @@ FenceLeaseWakeWaiters(void)
 }
 
 /*
+ * One held entry as a row of fence_leases.  Partition lock held (shared is
+ * enough).
+ */
+static void
+snapshot_entry(FenceLeaseSlot *slot, FenceLeaseInfo *info)
+{
+	info->dbid = slot->dbid;
+	info->scope = (FenceLeaseScope) slot->scope;
+	info->token = slot->token;
+	info->granted_at = slot->granted_at;
+	info->expires_at = slot->expires_at;
+	info->roleid = slot->roleid;
+	info->pid = (slot->held.procno >= 0) ?
+		GetPGProcByNumber(slot->held.procno)->pid : 0;
+	info->nwaiters = count_waiters(slot);
+	info->permits = 0;
+	if (slot->kind == ENTRY_PERMIT)
+	{
+		int32		key = lookup(lease_hash(slot->dbid, slot->text,
+											slot->keylen),
+								 slot->dbid, slot->text,
+								 slot->keylen);
+
+		/* A permit's key entry stays while the permit does. */
+		Assert(key >= 0);
+		if (key >= 0)
+		{
+			info->nwaiters = count_waiters(&lease_slots[key]);
+			info->permits = lease_slots[key].held.permits;
+		}
+	}
+	info->keylen = slot->keylen;
+	info->ownerlen = slot->ownerlen;
+	memcpy(info->key, slot->text, slot->keylen);
+	memcpy(info->owner, slot->text + slot->keylen, slot->ownerlen);
+}
+
+/*
  * Copy of every held entry (live or expired), for the fence_leases view:
  * leases, and permits (with their key's queue and number of permits).
  * Each partition is copied under its lock; allocation happens outside.
@@ -3004,6 +3042,7 @@ FenceLeaseSnapshot(FenceLeaseInfo **leases)
 		LWLock	   *lock = &lease_shared->locks[p].lock;
 		int			count = 0;
 
+		CHECK_FOR_INTERRUPTS();
 		LWLockAcquire(lock, LW_SHARED);
 		for (uint32 b = 0; b < nbuckets; b++)
 			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0; i = lease_slots[i].next)
@@ -3026,46 +3065,50 @@ FenceLeaseSnapshot(FenceLeaseInfo **leases)
 			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0 && n < cap;
 				 i = lease_slots[i].next)
 			{
-				FenceLeaseSlot *slot = &lease_slots[i];
-				FenceLeaseInfo *info;
-
-				if (slot->scope == FENCE_SCOPE_NONE)
-					continue;
-				info = &out[n++];
-				info->dbid = slot->dbid;
-				info->scope = (FenceLeaseScope) slot->scope;
-				info->token = slot->token;
-				info->granted_at = slot->granted_at;
-				info->expires_at = slot->expires_at;
-				info->roleid = slot->roleid;
-				info->pid = (slot->held.procno >= 0) ?
-					GetPGProcByNumber(slot->held.procno)->pid : 0;
-				info->nwaiters = count_waiters(slot);
-				info->permits = 0;
-				if (slot->kind == ENTRY_PERMIT)
-				{
-					int32		key = lookup(lease_hash(slot->dbid, slot->text,
-														slot->keylen),
-											 slot->dbid, slot->text,
-											 slot->keylen);
-
-					/* A permit's key entry stays while the permit does. */
-					Assert(key >= 0);
-					if (key >= 0)
-					{
-						info->nwaiters = count_waiters(&lease_slots[key]);
-						info->permits = lease_slots[key].held.permits;
-					}
-				}
-				info->keylen = slot->keylen;
-				info->ownerlen = slot->ownerlen;
-				memcpy(info->key, slot->text, slot->keylen);
-				memcpy(info->owner, slot->text + slot->keylen, slot->ownerlen);
+				if (lease_slots[i].scope != FENCE_SCOPE_NONE)
+					snapshot_entry(&lease_slots[i], &out[n++]);
 			}
 		}
 		LWLockRelease(lock);
 	}
 	*leases = out;
+	return n;
+}
+
+/*
+ * The held entries of one key of this database (its lease, or its
+ * permits), as FenceLeaseSnapshot() gives them: one bucket chain of one
+ * partition is read, so the cost does not depend on how many leases are
+ * held.  A key holds at most FENCE_MAX_PERMITS entries, allocated before
+ * the partition lock is taken.
+ */
+int
+FenceLeaseSnapshotKey(const char *key, int keylen, FenceLeaseInfo **leases)
+{
+	FenceLeaseInfo *out;
+	uint32		hash;
+	LWLock	   *lock;
+	int			n = 0;
+
+	FenceRequirePreload();
+	out = palloc(sizeof(FenceLeaseInfo) * (FENCE_MAX_PERMITS + 1));
+	*leases = out;
+	if (!table_may_hold(keylen))
+		return 0;
+
+	hash = lease_hash(MyDatabaseId, key, keylen);
+	lock = partition_lock(hash);
+	LWLockAcquire(lock, LW_SHARED);
+	for (int32 i = *bucket_head(hash); i >= 0 && n <= FENCE_MAX_PERMITS;
+		 i = lease_slots[i].next)
+	{
+		FenceLeaseSlot *slot = &lease_slots[i];
+
+		if (slot->scope != FENCE_SCOPE_NONE &&
+			entry_has_key(slot, MyDatabaseId, key, keylen))
+			snapshot_entry(slot, &out[n++]);
+	}
+	LWLockRelease(lock);
 	return n;
 }
 

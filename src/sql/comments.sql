@@ -137,6 +137,8 @@ COMMENT ON FUNCTION @extschema@.fence_use_token(@extschema@.fence_token, pg_cata
 COMMENT ON FUNCTION @extschema@.fence_use_token(@extschema@.fence_token, pg_catalog.int8) IS 'set the token in effect for the rest of the transaction, for this lease only';
 COMMENT ON FUNCTION @extschema@.fence_leases_all() IS 'every held lease and permit of the server, live or expired (the fence_leases view)';
 COMMENT ON VIEW @extschema@.fence_leases IS 'every held lease and permit of the server, live or expired; the key and owner of another role''s lease are hidden';
+COMMENT ON FUNCTION @extschema@.fence_leases_of(pg_catalog.text) IS 'the rows of fence_leases for one key of this database, found without reading the whole table';
+COMMENT ON FUNCTION @extschema@.fence_leases_of(pg_catalog.int8) IS 'the rows of fence_leases for one bigint key of this database, found without reading the whole table';
 
 -- stats.sql
 COMMENT ON FUNCTION @extschema@.fence_stats_all() IS 'per-database lease and trigger counts since server start (the fence_stats view)';

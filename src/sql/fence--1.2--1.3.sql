@@ -433,3 +433,35 @@ ALTER OPERATOR FAMILY @extschema@.fence_token_ops USING hash ADD
 
 COMMENT ON OPERATOR FAMILY @extschema@.fence_token_ops USING btree IS 'fence_token, compared with itself, bigint, integer and smallint, and those integers with each other';
 COMMENT ON OPERATOR FAMILY @extschema@.fence_token_ops USING hash IS 'fence_token, equal to itself, bigint, integer and smallint, and those integers to each other';
+
+-- lease.sql: one key's rows of fence_leases, read from the key's bucket.
+CREATE FUNCTION @extschema@.fence_leases_of(lease_key pg_catalog.text,
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT token @extschema@.fence_token,
+	OUT scope pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT granted_at pg_catalog.timestamptz,
+	OUT expires_at pg_catalog.timestamptz,
+	OUT live pg_catalog.bool,
+	OUT waiters pg_catalog.int4,
+	OUT permits pg_catalog.int4)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_leases_of' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+CREATE FUNCTION @extschema@.fence_leases_of(lease_key pg_catalog.int8,
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT token @extschema@.fence_token,
+	OUT scope pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT granted_at pg_catalog.timestamptz,
+	OUT expires_at pg_catalog.timestamptz,
+	OUT live pg_catalog.bool,
+	OUT waiters pg_catalog.int4,
+	OUT permits pg_catalog.int4)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_leases_of_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+COMMENT ON FUNCTION @extschema@.fence_leases_of(pg_catalog.text) IS 'the rows of fence_leases for one key of this database, found without reading the whole table';
+COMMENT ON FUNCTION @extschema@.fence_leases_of(pg_catalog.int8) IS 'the rows of fence_leases for one bigint key of this database, found without reading the whole table';

@@ -180,6 +180,38 @@ CREATE VIEW @extschema@.fence_leases AS
 	SELECT * FROM @extschema@.fence_leases_all();
 GRANT SELECT ON @extschema@.fence_leases TO PUBLIC;
 
+-- One key's rows of fence_leases (the view reads every partition of the
+-- lease table; this reads the key's bucket).  Not fence_lease: it takes
+-- nothing.
+CREATE FUNCTION @extschema@.fence_leases_of(lease_key pg_catalog.text,
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT token @extschema@.fence_token,
+	OUT scope pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT granted_at pg_catalog.timestamptz,
+	OUT expires_at pg_catalog.timestamptz,
+	OUT live pg_catalog.bool,
+	OUT waiters pg_catalog.int4,
+	OUT permits pg_catalog.int4)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_leases_of' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+CREATE FUNCTION @extschema@.fence_leases_of(lease_key pg_catalog.int8,
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT token @extschema@.fence_token,
+	OUT scope pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT granted_at pg_catalog.timestamptz,
+	OUT expires_at pg_catalog.timestamptz,
+	OUT live pg_catalog.bool,
+	OUT waiters pg_catalog.int4,
+	OUT permits pg_catalog.int4)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_leases_of_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+
 -- Sessions waiting for leases, one row each, in queue order per key; the
 -- key of another role's wait is hidden as in fence_leases.
 CREATE FUNCTION @extschema@.fence_lease_waiters_all(
