@@ -3,12 +3,14 @@
 # The package is packed as it would be published (npm pack, whose tarball
 # must be named after the extension's version in fence.control), then
 # installed from that tarball, beside node-postgres from the npm registry
-# (the version range of test/drivers/package.json), into a scratch
-# application directory.  Its node --test suite runs there, so what it
-# exercises is the installed package, against this node (the libpq
-# environment variables, a superuser; fence.test_clock = on for
-# pgfence/testing), and each of node's results is reported as one TAP line.
-# An npm registry out of reach is a failure, not a skip.
+# (the version range of test/drivers/package.json) and TypeScript, into a
+# scratch application directory, where tsc --strict checks the
+# declarations against a program using them.  Its node --test suite runs
+# there, so what it exercises is the installed package, against this node
+# (the libpq environment variables, a superuser; fence.test_clock = on for
+# pgfence/testing; PGFENCE_TEST_RESTART, a pg_ctl restart of the node), and
+# each of node's results is reported as one TAP line.  An npm registry out
+# of reach, or a skipped test, is a failure, not a skip.
 use strict;
 use warnings;
 
@@ -69,12 +71,25 @@ my ($pg_range) = slurp_file("$FindBin::RealBin/../drivers/package.json") =~ /"pg
 mkdir "$dir/app" or die "mkdir: $!";
 open(my $fh, '>', "$dir/app.json") or die "open: $!";
 print $fh qq({\n  "name": "pgfence-node-test",\n  "private": true,\n  "dependencies": {\n)
-  . qq(    "pg": "$pg_range",\n    "pgfence": "file:$dir/pgfence-$version.tgz"\n  }\n}\n);
+  . qq(    "pg": "$pg_range",\n    "pgfence": "file:$dir/pgfence-$version.tgz",\n)
+  . qq(    "typescript": "^5",\n    "\@types/pg": "^8",\n    "\@types/node": "^20"\n  }\n}\n);
 close $fh;
-my $npm_ok = npm_install("$dir/app", "$dir/app.json", "pg $pg_range");
-ok($npm_ok, 'npm installed pg and the packed pgfence');
+my $npm_ok = npm_install("$dir/app", "$dir/app.json",
+	"pg $pg_range, typescript 5, \@types/pg and \@types/node");
+ok($npm_ok, 'npm installed pg, the packed pgfence and TypeScript');
 ok(-f "$dir/app/node_modules/pgfence/index.d.ts", 'pgfence is installed, with its types');
 run_ok([ 'cp', '-R', "$client/test", "$dir/app/test" ], 'copied the tests');
+
+# The declarations describe the API as the README uses it: a program using
+# all of it compiles with tsc --strict against the installed package.
+run_ok(
+	[
+		"$dir/app/node_modules/.bin/tsc", '--noEmit', '--strict',
+		'--module', 'nodenext', '--moduleResolution', 'nodenext',
+		'--types', 'node', 'test/types-check.ts'
+	],
+	'index.d.ts and testing.d.ts type-check a program using them',
+	cwd => "$dir/app");
 
 my $node = fence_node('nodeclient', conf => "fence.test_clock = on\n");
 $node->safe_psql('postgres', 'CREATE DATABASE pgfence_test');
@@ -84,19 +99,23 @@ local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
 local $ENV{PGDATABASE} = 'pgfence_test';
 local $ENV{PGUSER} = scalar getpwuid($<);
+local $ENV{PGFENCE_TEST_RESTART} = join(' ',
+	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
+	'-l', "'" . $node->logfile . "'", 'restart');
 my @files = map { "test/" . ($_ =~ s{.*/}{}r) } sort glob("$client/test/*.test.js");
 my ($ran, $report) = run_ok(
-	[ 'node', '--test', '--test-reporter=tap', @files ],
+	[ 'node', '--test', '--test-concurrency=1', '--test-reporter=tap', @files ],
 	'node --test exits 0',
 	cwd => "$dir/app",
 	timeout => 600);
 
-# One TAP line per top-level result of node's own TAP report.
+# One TAP line per top-level result of node's own TAP report; a skipped
+# test is a failure (make test sets up everything the suite needs).
 my ($passed, $others) = (0, 0);
 for my $line (split /\n/, $report)
 {
 	next unless $line =~ /^(not ok|ok) \d+ - (.*)$/;
-	if ($1 eq 'ok')
+	if ($1 eq 'ok' && $2 !~ /# (SKIP|TODO)\b/)
 	{
 		pass("node: $2");
 		$passed++;
@@ -109,9 +128,10 @@ for my $line (split /\n/, $report)
 }
 diag($report) if $others || !$ran;
 # Fewer than this means a file of tests went missing.
-cmp_ok($passed, '>=', 22, "node: $passed tests passed");
+cmp_ok($passed, '>=', 24, "node: $passed tests passed");
 like($report, qr/^ok \d+ - the frozen holder/m, 'node: the frozen holder ran');
 like($report, qr/^ok \d+ - a killed holder/m, 'node: the killed holder ran');
+like($report, qr/^ok \d+ - a server restart loses the lease[^#]*$/m, 'node: the restart ran');
 
 $node->stop;
 done_testing();

@@ -173,7 +173,13 @@ class Fence extends EventEmitter {
       // The grant came after a wait, when is unknown: renew now, to know a
       // deadline that cannot be late.
       const renewedAt = performance.now();
-      const r = (await own.query(cfg.SQL.renew, [spec.key, lease.token.toString(), cfg.interval(spec.ttlMs)])).rows[0];
+      let r;
+      try {
+        r = (await own.query(cfg.SQL.renew, [spec.key, lease.token.toString(), cfg.interval(spec.ttlMs)])).rows[0];
+      } catch (e) {
+        await lease.release();
+        throw classify(e) || e;
+      }
       if (r.ok !== true) {
         const err = new LeaseLostError(spec.key, lease.token, howFromServer(null));
         await lease.release();

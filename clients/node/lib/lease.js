@@ -21,6 +21,11 @@ function howFromServer(status) {
   return 'expired';
 }
 
+// The server's start time, comparable with ===.
+function startKey(started) {
+  return started instanceof Date ? started.getTime() : String(started);
+}
+
 class Lease {
   constructor(fence, spec, own, row, sentAt) {
     this._fence = fence;
@@ -30,7 +35,7 @@ class Lease {
     this.permits = spec.permits;
     this.token = BigInt(row.token);
     this.expiresAt = row.expires_at;
-    this._started = row.started instanceof Date ? row.started.getTime() : String(row.started);
+    this._started = startKey(row.started);
     this._timing = spec.timing;
     this._deadline = sentAt + spec.ttlMs;
     this._own = own;
@@ -113,7 +118,13 @@ class Lease {
   // -- internals ------------------------------------------------------------
 
   _start() {
-    this._loops.push(this._watch(), this._renewLoop());
+    // Neither loop is meant to throw; should one, the renewals' fallback
+    // is gone, so the lease is given up rather than trusted blindly.
+    const failed = (what) => (e) => {
+      this._fence.emit('warning', this, new Error(`the ${what} of lease "${this.key}" failed: ${e.message}`, { cause: e }));
+      if (what === 'renewal loop') this._lose('deadline', e);
+    };
+    this._loops.push(this._watch().catch(failed('watchdog')), this._renewLoop().catch(failed('renewal loop')));
   }
 
   async _release() {
@@ -189,7 +200,7 @@ class Lease {
     const fe = classify(e);
     if (fe) {
       if (fe instanceof LeaseNotHeldError && this.how === null) {
-        this._lose(howFromServer(await this._status()), e);
+        this._lose(await this._howEnded(), e);
       }
       return fe;
     }
@@ -199,13 +210,17 @@ class Lease {
     return e;
   }
 
-  async _status() {
+  // How the lease ended, asked after the fact through the pool: a server
+  // started since the grant ended it with its restart.
+  async _howEnded() {
     try {
       const r = await withTimeout(this._fence.pool.query(SQL.status, [this.key, this.token.toString()]),
         this._timing.tryTimeoutMs, 'the status check');
-      return r.rows[0].status;
+      const { status, started } = r.rows[0];
+      if (startKey(started) !== this._started) return 'connection';
+      return howFromServer(status);
     } catch {
-      return null;
+      return howFromServer(null);
     }
   }
 
@@ -258,7 +273,7 @@ class Lease {
       } catch (e) {
         if (this._stopping) return;
         if (classify(e)) {
-          this._lose(howFromServer(await this._status()), e);
+          this._lose(await this._howEnded(), e);
           return;
         }
         // The server could not be reached, or took too long: suspended
@@ -272,7 +287,7 @@ class Lease {
         this._renewed(sentAt, row.expires_at);
         delay = t.nextRenewal();
       } else {
-        this._lose(howFromServer(await this._status()));
+        this._lose(await this._howEnded());
         return;
       }
     }
@@ -317,8 +332,7 @@ class Lease {
         const r = await withTimeout(conn.query(SQL.status, [this.key, this.token.toString()]),
           this._fence._connectTimeoutMs, 'the status check');
         const { status, started } = r.rows[0];
-        const now = started instanceof Date ? started.getTime() : String(started);
-        if (now !== this._started) {
+        if (startKey(started) !== this._started) {
           endQuietly(conn);
           this._lose('connection');
           return null;

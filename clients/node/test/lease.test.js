@@ -351,3 +351,46 @@ test('breakers: a failing call opens the breaker, which then fails fast', async 
   await assert.rejects(fx.withBreaker(name, opts, async () => { called = true; }), BreakerOpenError);
   assert.equal(called, false);
 });
+
+test('a watchdog whose connection is killed reconnects, and the lease stays held', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('watchdog');
+  await fx.withLease(key, { ttlMs: 3000 }, async (lease, signal) => {
+    let pids = [];
+    for (let i = 0; i < 50 && pids.length === 0; i += 1) {
+      pids = (await admin.query("SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT fence_wait_lease_end(%' "
+        + "AND state = 'active' AND pid <> pg_backend_pid()")).rows.map((r) => r.pid);
+      if (pids.length === 0) await sleep(50);
+    }
+    assert.equal(pids.length, 1, 'one watchdog waits');
+    await admin.query('SELECT pg_terminate_backend($1)', [pids[0]]);
+    await sleep(1500);
+    assert.equal(signal.aborted, false);
+    const again = (await admin.query("SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT fence_wait_lease_end(%' "
+      + "AND state = 'active'")).rows.map((r) => r.pid);
+    assert.equal(again.length, 1, 'a new watchdog waits');
+    assert.notEqual(again[0], pids[0]);
+    // It still pushes the end of the lease.
+    await admin.query('SELECT fence_break($1)', [key]);
+    await aborted(signal, 1000);
+    assert.equal(signal.reason.how, 'broken');
+  }).catch((e) => {
+    if (!(e instanceof LeaseLostError && e.how === 'broken')) throw e;
+  });
+});
+
+test('a server restart loses the lease (connection or deadline)', { skip: !process.env.PGFENCE_TEST_RESTART }, async () => {
+  const { execSync } = require('node:child_process');
+  const own = newPool(2);
+  own.on('error', () => {});
+  const fx = new Fence(own);
+  const key = uniqueKey('restart');
+  try {
+    await assert.rejects(fx.withLease(key, { ttlMs: 4000 }, async (lease, signal) => {
+      execSync(process.env.PGFENCE_TEST_RESTART, { stdio: 'ignore' });
+      await aborted(signal, 6000);
+    }), (e) => e instanceof LeaseLostError && ['connection', 'deadline'].includes(e.how));
+  } finally {
+    await own.end();
+  }
+});
