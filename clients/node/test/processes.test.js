@@ -87,7 +87,7 @@ test('a killed holder\'s lease ends by its TTL, and the next worker gets it then
     await fx.withLease(key, { ttlMs: 5000, waitMs: 5000 }, async (lease) => {
       const after = Date.now() - killedAt;
       assert.ok(lease.token > BigInt(token));
-      assert.ok(after < 1500, `granted ${after} ms after the kill`);
+      assert.ok(after < 2500, `granted ${after} ms after the kill`); // TTL 1000, not the 5 s wait
     });
     assert.notEqual(await status(admin, key, BigInt(token)), 'held');
   } finally {
