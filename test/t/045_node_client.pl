@@ -8,8 +8,9 @@
 # declarations against a program using them.  Its node --test suite runs
 # there, so what it exercises is the installed package, against this node
 # (the libpq environment variables, a superuser; fence.test_clock = on for
-# pgfence/testing; PGFENCE_TEST_RESTART, a pg_ctl restart of the node), and
-# each of node's results is reported as one TAP line.  An npm registry out
+# pgfence/testing; PGFENCE_TEST_RESTART, a pg_ctl restart of the node;
+# PGFENCE_TEST_PGBOUNCER_URL, a PgBouncer in transaction mode with one
+# server connection in front of it), and each of node's results is reported as one TAP line.  An npm registry out
 # of reach, or a skipped test, is a failure, not a skip.
 use strict;
 use warnings;
@@ -95,6 +96,22 @@ my $node = fence_node('nodeclient', conf => "fence.test_clock = on\n");
 $node->safe_psql('postgres', 'CREATE DATABASE pgfence_test');
 $node->safe_psql('pgfence_test', 'CREATE EXTENSION fence');
 
+ok(pgbouncer_binary(), 'PgBouncer is installed');
+my ($bouncer, undef, $bouncer_dsn) =
+  start_pgbouncer($node, 'pgbouncer', 'transaction', 'pgfence_test');
+ok( wait_until(
+		10,
+		sub {
+			my ($o, $e) = ('', '');
+			IPC::Run::run([ 'psql', '-X', '-A', '-t', '-d', $bouncer_dsn, '-c', 'SELECT 1' ],
+				'>', \$o, '2>', \$e);
+			return $o eq "1\n";
+		}),
+	'PgBouncer is up');
+my %bouncer = map { split /=/, $_, 2 } split / /, $bouncer_dsn;
+
+local $ENV{PGFENCE_TEST_PGBOUNCER_URL} =
+  "postgresql://$bouncer{user}\@$bouncer{host}:$bouncer{port}/$bouncer{dbname}";
 local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
 local $ENV{PGDATABASE} = 'pgfence_test';
@@ -128,10 +145,13 @@ for my $line (split /\n/, $report)
 }
 diag($report) if $others || !$ran;
 # Fewer than this means a file of tests went missing.
-cmp_ok($passed, '>=', 24, "node: $passed tests passed");
+cmp_ok($passed, '>=', 26, "node: $passed tests passed");
 like($report, qr/^ok \d+ - the frozen holder/m, 'node: the frozen holder ran');
 like($report, qr/^ok \d+ - a killed holder/m, 'node: the killed holder ran');
+like($report, qr/^ok \d+ - leases through a transaction pooler[^#]*$/m, 'node: the PgBouncer tests ran');
 like($report, qr/^ok \d+ - a server restart loses the lease[^#]*$/m, 'node: the restart ran');
 
+IPC::Run::signal($bouncer, 'TERM');
+$bouncer->finish;
 $node->stop;
 done_testing();

@@ -140,7 +140,7 @@ class Fence extends EventEmitter {
     let abandoned = false;
     const onAbort = () => {
       abandoned = true;
-      cancelBackend(this._Client, this._config, own);
+      cancelBackend(this._Client, own);
     };
     if (signal) signal.addEventListener('abort', onAbort, { once: true });
     const sentAt = performance.now();

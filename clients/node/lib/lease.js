@@ -11,7 +11,7 @@ const { SQL, interval } = require('./config');
 const {
   LeaseLostError, LeaseNotHeldError, classify, sqlstateOf, QUERY_CANCELED,
 } = require('./errors');
-const { withTimeout, sleep, endQuietly, cancelBackend } = require('./pg');
+const { withTimeout, endQuietly, cancelBackend } = require('./pg');
 
 // fence_wait_lease_end and fence_lease_status say how a lease ended; a
 // release this process did not do is "broken" to it.
@@ -164,7 +164,7 @@ class Lease {
     if (!this._mark(how, cause)) return;
     for (const client of this._active.keys()) {
       if (this._active.get(client) === null) {
-        this._active.set(client, cancelBackend(this._fence._Client, this._fence._config, client));
+        this._active.set(client, cancelBackend(this._fence._Client, client));
       }
     }
     this._fence.emit('lost', this, this._error);

@@ -20,10 +20,6 @@ function withTimeout(promise, ms, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 async function endQuietly(client) {
   if (!client) return;
   try {
@@ -34,12 +30,13 @@ async function endQuietly(client) {
 }
 
 // Ask the server to cancel what `target` (a connected pg.Client) is running:
-// PostgreSQL's cancel request, sent on a new connection made with `config`,
-// naming the target's backend pid and secret key, as pg's own
-// Client#cancel does.  Resolves true once the request is delivered (the
-// server closes that connection after acting on it), false if it could not
-// be.
-function cancelBackend(Client, config, target) {
+// PostgreSQL's cancel request, naming the target's backend pid and secret
+// key, sent on a new connection to where the target is connected (its own
+// host and port: behind PgBouncer, the pooler, which issued that key), as
+// pg's own Client#cancel does.  Resolves true once the request is delivered
+// (the server closes that connection after acting on it), false if it
+// could not be.
+function cancelBackend(Client, target) {
   return new Promise((resolve) => {
     if (!target || !target.processID) {
       resolve(false);
@@ -60,7 +57,8 @@ function cancelBackend(Client, config, target) {
     };
     const timer = setTimeout(() => finish(false), 5000);
     try {
-      const canceller = new Client(config);
+      const params = target.connectionParameters || {};
+      const canceller = new Client({ host: target.host, port: target.port, ssl: params.ssl });
       con = canceller.connection;
       con.on('connect', () => con.cancel(target.processID, target.secretKey));
       con.on('end', () => finish(true));
@@ -76,4 +74,4 @@ function cancelBackend(Client, config, target) {
   });
 }
 
-module.exports = { TimeoutError, withTimeout, sleep, endQuietly, cancelBackend };
+module.exports = { TimeoutError, withTimeout, endQuietly, cancelBackend };
