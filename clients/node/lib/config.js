@@ -98,7 +98,10 @@ const SQL = {
   lease: `${GRANTED}fence_lease($1::text, $2::interval, $4::interval, owner => $3::text) AS t`,
   tryPermit: `${GRANTED}fence_try_permit($1::text, $4::int4, $2::interval, owner => $3::text) AS t`,
   permit: `${GRANTED}fence_permit($1::text, $5::int4, $2::interval, $4::interval, owner => $3::text) AS t`,
-  noLockTimeout: 'SET lock_timeout = 0',
+  // A lease's own connection waits, for the grant (fence_lease's own
+  // timeout bounds that) and then in the watchdog: no timeout of the
+  // pool's configuration or the role's may cut those waits short.
+  ownSession: 'SET statement_timeout = 0; SET lock_timeout = 0',
   renew: 'SELECT fence_renew($1::text, $2::bigint, $3::interval) AS ok, fence_now() + $3::interval AS expires_at',
   release: 'SELECT fence_release($1::text, $2::bigint) AS released',
   status: 'SELECT fence_lease_status($1::text, $2::bigint) AS status, pg_postmaster_start_time() AS started',

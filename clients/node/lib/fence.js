@@ -126,6 +126,18 @@ class Fence extends EventEmitter {
     return client;
   }
 
+  // A lease's own connection, for its grant and its watchdog.
+  async _connectOwn() {
+    const client = await this._connect();
+    try {
+      await client.query(cfg.SQL.ownSession);
+    } catch (e) {
+      endQuietly(client);
+      throw e;
+    }
+    return client;
+  }
+
   async _take(spec, signal) {
     if (signal && signal.aborted) throw signal.reason;
     // $1 key, $2 ttl, $3 owner, then the wait's timeout (not for a try),
@@ -136,7 +148,7 @@ class Fence extends EventEmitter {
     let sql;
     if (spec.permits !== undefined) sql = spec.waitMs === 0 ? cfg.SQL.tryPermit : cfg.SQL.permit;
     else sql = spec.waitMs === 0 ? cfg.SQL.tryLease : cfg.SQL.lease;
-    const own = await this._connect();
+    const own = await this._connectOwn();
     let abandoned = false;
     const onAbort = () => {
       abandoned = true;
@@ -146,7 +158,6 @@ class Fence extends EventEmitter {
     const sentAt = performance.now();
     let row;
     try {
-      if (spec.waitMs === undefined) await own.query(cfg.SQL.noLockTimeout);
       row = (await own.query(sql, params)).rows[0];
     } catch (e) {
       await endQuietly(own);

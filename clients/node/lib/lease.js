@@ -328,7 +328,7 @@ class Lease {
     while (!this._stopping && this.how === null) {
       let conn;
       try {
-        conn = await this._fence._connect();
+        conn = await this._fence._connectOwn();
         const r = await withTimeout(conn.query(SQL.status, [this.key, this.token.toString()]),
           this._fence._connectTimeoutMs, 'the status check');
         const { status, started } = r.rows[0];

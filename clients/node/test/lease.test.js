@@ -378,3 +378,27 @@ test('a watchdog whose connection is killed reconnects, and the lease stays held
     if (!(e instanceof LeaseLostError && e.how === 'broken')) throw e;
   });
 });
+
+test('a statement_timeout in the pool\'s configuration cuts neither the wait nor the watchdog short', async () => {
+  const strict = newPool(2);
+  strict.options.statement_timeout = 300;
+  const fx = new Fence(strict);
+  const key = uniqueKey('timeouts');
+  try {
+    const first = await fx.acquire(key, { ttlMs: 5000 });
+    const waiting = fx.acquire(key, { ttlMs: 5000 });
+    await sleep(800); // past the statement_timeout, still waiting
+    await first.release();
+    const second = await waiting;
+    const watchdog = async () => (await admin.query("SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT fence_wait_lease_end(%' "
+      + "AND state = 'active'")).rows.map((r) => r.pid);
+    await sleep(200);
+    const before = await watchdog();
+    await sleep(1000);
+    assert.deepEqual(await watchdog(), before, 'the same watchdog backend waits on');
+    assert.equal(before.length, 1);
+    await second.release();
+  } finally {
+    await strict.end();
+  }
+});
