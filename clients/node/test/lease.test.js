@@ -352,31 +352,38 @@ test('breakers: a failing call opens the breaker, which then fails fast', async 
   assert.equal(called, false);
 });
 
+// Is the backend `pid` waiting in fence_wait_lease_end?  (The test reads
+// which backend is a lease's watchdog from the lease's own connection.)
+async function waitsForEnd(pid) {
+  const r = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 "
+    + "AND query LIKE 'SELECT fence_wait_lease_end(%' AND state = 'active'", [pid]);
+  return r.rows[0].n === 1;
+}
+
+async function eventually(what, cond, ms = 3000) {
+  const until = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > until) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(50);
+  }
+}
+
 test('a watchdog whose connection is killed reconnects, and the lease stays held', async () => {
   const fx = new Fence(pool);
   const key = uniqueKey('watchdog');
-  await fx.withLease(key, { ttlMs: 3000 }, async (lease, signal) => {
-    let pids = [];
-    for (let i = 0; i < 50 && pids.length === 0; i += 1) {
-      pids = (await admin.query("SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT fence_wait_lease_end(%' "
-        + "AND state = 'active' AND pid <> pg_backend_pid()")).rows.map((r) => r.pid);
-      if (pids.length === 0) await sleep(50);
-    }
-    assert.equal(pids.length, 1, 'one watchdog waits');
-    await admin.query('SELECT pg_terminate_backend($1)', [pids[0]]);
-    await sleep(1500);
+  await assert.rejects(fx.withLease(key, { ttlMs: 3000 }, async (lease, signal) => {
+    const first = lease._own.processID;
+    await eventually('the watchdog waits', () => waitsForEnd(first));
+    await admin.query('SELECT pg_terminate_backend($1)', [first]);
+    await eventually('a new watchdog waits', async () => lease._own !== null
+      && lease._own.processID !== first && waitsForEnd(lease._own.processID));
     assert.equal(signal.aborted, false);
-    const again = (await admin.query("SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT fence_wait_lease_end(%' "
-      + "AND state = 'active'")).rows.map((r) => r.pid);
-    assert.equal(again.length, 1, 'a new watchdog waits');
-    assert.notEqual(again[0], pids[0]);
+    assert.equal(await status(admin, key, lease.token), 'held');
     // It still pushes the end of the lease.
     await admin.query('SELECT fence_break($1)', [key]);
     await aborted(signal, 1000);
     assert.equal(signal.reason.how, 'broken');
-  }).catch((e) => {
-    if (!(e instanceof LeaseLostError && e.how === 'broken')) throw e;
-  });
+  }), (e) => e instanceof LeaseLostError && e.how === 'broken');
 });
 
 test('a statement_timeout in the pool\'s configuration cuts neither the wait nor the watchdog short', async () => {
@@ -390,13 +397,11 @@ test('a statement_timeout in the pool\'s configuration cuts neither the wait nor
     await sleep(800); // past the statement_timeout, still waiting
     await first.release();
     const second = await waiting;
-    const watchdog = async () => (await admin.query("SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT fence_wait_lease_end(%' "
-      + "AND state = 'active'")).rows.map((r) => r.pid);
-    await sleep(200);
-    const before = await watchdog();
+    const pid = second._own.processID;
+    await eventually('the watchdog waits', () => waitsForEnd(pid));
     await sleep(1000);
-    assert.deepEqual(await watchdog(), before, 'the same watchdog backend waits on');
-    assert.equal(before.length, 1);
+    assert.equal(second._own && second._own.processID, pid, 'the same watchdog connection');
+    assert.ok(await waitsForEnd(pid), 'it waits on');
     await second.release();
   } finally {
     await strict.end();
