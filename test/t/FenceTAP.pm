@@ -22,7 +22,7 @@ use Time::HiRes qw(time usleep);
 our @EXPORT = qw(fence_node has_function npm_install bg_start bg_tokens bg_finish
   tokens_in check_unique max_of min_of sql_state wait_until
   wait_for_server backend_pid_of install_token_helpers pgbouncer_binary
-  start_pgbouncer);
+  start_pgbouncer pgbouncer_up);
 
 # A node with fence preloaded, started, CREATE EXTENSION fence done in the
 # "postgres" database.  Options: init => {...} passed to init(), conf =>
@@ -305,6 +305,21 @@ EOF
 	my $bouncer = IPC::Run::start([ pgbouncer_binary(), "$dir/pgbouncer.ini" ],
 		'>', \$out, '2>', \$err);
 	return ($bouncer, $dir, "host=127.0.0.1 port=$port dbname=fencedb user=$user");
+}
+
+# Does the PgBouncer at $dsn (start_pgbouncer's connection string) answer a
+# query within $secs seconds (default 10)?
+sub pgbouncer_up
+{
+	my ($dsn, $secs) = @_;
+	return wait_until(
+		$secs // 10,
+		sub {
+			my ($o, $e) = ('', '');
+			IPC::Run::run([ 'psql', '-X', '-A', '-t', '-d', $dsn, '-c', 'SELECT 1' ],
+				'>', \$o, '2>', \$e);
+			return $o eq "1\n";
+		});
 }
 
 sub backend_pid_of

@@ -1,0 +1,409 @@
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { setTimeout: sleep } = require('node:timers/promises');
+const {
+  Fence, FenceError, LeaseLostError, LeaseUnavailableError, StaleTokenError, LeaseNotHeldError,
+  TokenRequiredError, BreakerOpenError, classify,
+} = require('pgfence');
+const { VirtualClock } = require('pgfence/testing');
+const { newPool, uniqueKey, protectedTable, status, aborted } = require('./helpers');
+
+let pool;
+let admin;
+test.before(async () => {
+  pool = newPool();
+  admin = newPool(2);
+});
+test.after(async () => {
+  await pool.end();
+  await admin.end();
+});
+
+test('a lease has a bigint token, a key and an expiry, and is released by its token', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('basic');
+  const lease = await fx.acquire(key, { ttlMs: 5000 });
+  assert.equal(typeof lease.token, 'bigint');
+  assert.equal(lease.key, key);
+  assert.ok(lease.expiresAt instanceof Date);
+  assert.match(lease.owner, /^pgfence:/);
+  assert.equal(await status(admin, key, lease.token), 'held');
+  const owner = (await admin.query('SELECT owner, scope FROM fence_leases WHERE key = $1', [key])).rows[0];
+  assert.deepEqual(owner, { owner: lease.owner, scope: 'detached' });
+  assert.equal(await lease.release(), true);
+  assert.equal(await lease.release(), true, 'release() is idempotent');
+  assert.equal(await status(admin, key, lease.token), 'released');
+  assert.equal(lease.signal.aborted, true);
+  assert.ok(lease.signal.reason instanceof LeaseLostError);
+  assert.equal(lease.signal.reason.how, 'released');
+  assert.throws(() => lease.check(), LeaseLostError);
+});
+
+test('an integer key names the same lease as its decimal text', async () => {
+  const fx = new Fence(pool);
+  const n = 900000 + Math.floor(Math.random() * 90000);
+  const lease = await fx.acquire(n, { ttlMs: 5000 });
+  assert.equal(lease.key, String(n));
+  await assert.rejects(fx.acquire(String(n), { waitMs: 0 }), LeaseUnavailableError);
+  await lease.release();
+});
+
+test('waitMs: 0 tries once, a number waits that long, undefined waits until granted', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('wait');
+  const first = await fx.acquire(key, { ttlMs: 10000 });
+  await assert.rejects(fx.acquire(key, { waitMs: 0 }), (e) => e instanceof LeaseUnavailableError
+    && e instanceof FenceError && e.waitMs === 0 && e.key === key);
+  const t0 = Date.now();
+  await assert.rejects(fx.acquire(key, { waitMs: 300 }), (e) => e instanceof LeaseUnavailableError
+    && e.cause && e.cause.code === '55P03');
+  assert.ok(Date.now() - t0 >= 250);
+  const waiting = fx.acquire(key, { ttlMs: 5000 });
+  await sleep(300);
+  await first.release();
+  const second = await waiting;
+  assert.ok(second.token > first.token);
+  await second.release();
+});
+
+test('an abandoned wait leaves no lease behind', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('abandon');
+  const first = await fx.acquire(key, { ttlMs: 10000 });
+  const ac = new AbortController();
+  const waiting = fx.acquire(key, { signal: ac.signal });
+  await sleep(300);
+  ac.abort(new Error('given up'));
+  await assert.rejects(waiting, /given up/);
+  await first.release();
+  const n = (await admin.query('SELECT count(*)::int AS n FROM fence_leases WHERE key = $1', [key])).rows[0].n;
+  assert.equal(n, 0);
+});
+
+test('bad arguments are refused before anything is sent', async () => {
+  const fx = new Fence(pool);
+  await assert.rejects(fx.acquire('', {}), TypeError);
+  await assert.rejects(fx.acquire('k', { ttlMs: 0 }), TypeError);
+  await assert.rejects(fx.acquire('k', { waitMs: -1 }), TypeError);
+  await assert.rejects(fx.acquire('k', { owner: 'x'.repeat(49) }), TypeError);
+  assert.throws(() => new Fence({}), TypeError);
+});
+
+test('lease.transaction() carries the token, and the pooled client carries none after', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('tx');
+  await protectedTable(admin, 'node_tx');
+  await fx.withLease(key, { ttlMs: 3000 }, async (lease) => {
+    const seen = await lease.transaction(async (client) => {
+      await client.query("UPDATE node_tx SET result = 'by the lease' WHERE id = 1");
+      return (await client.query('SELECT fence_current_token($1)::bigint AS t', [key])).rows[0].t;
+    });
+    assert.equal(BigInt(seen), lease.token);
+    // Every client of the pool, after the transaction and renewals: no token.
+    await sleep(1200);
+    const clients = await Promise.all([pool.connect(), pool.connect(), pool.connect(), pool.connect()]);
+    try {
+      for (const c of clients) {
+        const r = await c.query('SELECT fence_current_token() AS t, fence_current_token($1) AS k', [key]);
+        assert.deepEqual(r.rows[0], { t: null, k: null });
+      }
+    } finally {
+      clients.forEach((c) => c.release());
+    }
+  });
+  const row = (await admin.query('SELECT result, fence::bigint AS f FROM node_tx')).rows[0];
+  assert.equal(row.result, 'by the lease');
+});
+
+test('a transaction rolls back when its function throws', async () => {
+  const fx = new Fence(pool);
+  await protectedTable(admin, 'node_rb');
+  await fx.withLease(uniqueKey('rb'), { ttlMs: 5000 }, async (lease) => {
+    await assert.rejects(lease.transaction(async (c) => {
+      await c.query("UPDATE node_rb SET result = 'no' WHERE id = 1");
+      throw new Error('boom');
+    }), /boom/);
+  });
+  assert.equal((await admin.query('SELECT result FROM node_rb')).rows[0].result, 'pending');
+});
+
+test('classify() maps fence\'s SQLSTATEs to classes, with the driver error as cause', async () => {
+  const e = await admin.query("SELECT fence_assert_current('nobody-holds-this', 1)").then(() => null, (err) => err);
+  const fe = classify(e);
+  assert.ok(fe instanceof LeaseNotHeldError && fe instanceof FenceError);
+  assert.equal(fe.sqlstate, 'LF002');
+  assert.equal(fe.cause, e);
+  assert.equal(classify(new Error('plain')), null);
+  assert.equal(classify(null), null);
+  assert.ok(classify({ code: 'LF001', message: 'x' }) instanceof StaleTokenError);
+  assert.ok(classify({ code: 'LF003', message: 'x' }) instanceof TokenRequiredError);
+  assert.equal(classify(fe), fe);
+});
+
+test('a stale write through the lease is StaleTokenError, LF002 marks the lease lost', async () => {
+  await protectedTable(admin, 'node_stale');
+  const fx = new Fence(pool);
+  const key = uniqueKey('stale');
+  await assert.rejects(fx.withLease(key, { ttlMs: 5000 }, async (lease) => {
+    // A newer token has written the row (another holder, another key).
+    const newer = await admin.query("SELECT fence_try_lease($1, '5 s', owner => 'other')::bigint AS t", [`${key}:x`]);
+    await admin.query('UPDATE node_stale SET fence = $1 WHERE id = 1', [newer.rows[0].t]);
+    await assert.rejects(lease.transaction((c) => c.query("UPDATE node_stale SET result = 'late' WHERE id = 1")),
+      (e) => e instanceof StaleTokenError && e.cause.code === 'LF001');
+    assert.equal(lease.lost, false);
+    await admin.query('SELECT fence_break($1)', [key]);
+    await assert.rejects(lease.transaction((c) => c.query('SELECT fence_assert_current($1, $2::bigint)',
+      [key, lease.token.toString()])), (e) => e instanceof LeaseNotHeldError || e instanceof LeaseLostError);
+    assert.equal(lease.lost, true);
+  }), LeaseLostError);
+});
+
+test('renewal keeps a 1 s lease through 4 s of work', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('renew');
+  let renewals = 0;
+  fx.on('renewed', (l) => { if (l.key === key) renewals += 1; });
+  const result = await fx.withLease(key, { ttlMs: 1000 }, async (lease, signal) => {
+    for (let i = 0; i < 8; i += 1) {
+      await sleep(500, undefined, { signal });
+      assert.equal(await status(admin, key, lease.token), 'held');
+    }
+    return 'done';
+  });
+  assert.equal(result, 'done');
+  assert.ok(renewals >= 8, `renewed ${renewals} times`);
+});
+
+test('fence_break aborts the signal within a second, and withLease rejects', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('break');
+  const events = [];
+  fx.on('lost', (l, e) => events.push(e.how));
+  let took;
+  await assert.rejects(fx.withLease(key, { ttlMs: 30000 }, async (lease, signal) => {
+    const broken = (await admin.query('SELECT fence_break($1)::bigint AS t', [key])).rows[0].t;
+    assert.equal(BigInt(broken), lease.token);
+    took = await aborted(signal, 1000);
+    assert.equal(signal.reason.how, 'broken');
+    await sleep(60000, undefined, { signal }); // throws AbortError
+  }), (e) => e instanceof LeaseLostError && e.how === 'broken');
+  assert.ok(took < 1000);
+  assert.deepEqual(events, ['broken']);
+});
+
+test('withLease rejects with LeaseLostError when the lease ended before the callback did', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('ended');
+  await assert.rejects(fx.withLease(key, { ttlMs: 30000 }, async (lease, signal) => {
+    await admin.query('SELECT fence_break($1)', [key]);
+    await aborted(signal, 2000);
+    return 'finished anyway';
+  }), (e) => e instanceof LeaseLostError && e.how === 'broken');
+});
+
+test('the lease is released when the callback throws', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('throws');
+  let token;
+  await assert.rejects(fx.withLease(key, { ttlMs: 30000 }, async (lease) => {
+    token = lease.token;
+    throw new Error('the job failed');
+  }), /the job failed/);
+  assert.equal(await status(admin, key, token), 'released');
+});
+
+test('a statement running when the lease is lost is cancelled', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('cancel');
+  const t0 = Date.now();
+  await assert.rejects(fx.withLease(key, { ttlMs: 30000 }, async (lease) => {
+    setTimeout(() => admin.query('SELECT fence_break($1)', [key]), 300);
+    await lease.transaction((c) => c.query('SELECT pg_sleep(30)'));
+  }), (e) => e instanceof LeaseLostError && e.cause && e.cause.code === '57014');
+  assert.ok(Date.now() - t0 < 5000, 'cancelled in time');
+  // The pool still works, and its clients are idle.
+  assert.equal((await pool.query('SELECT 1 AS one')).rows[0].one, 1);
+});
+
+test('events: acquired, renewed, released', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('events');
+  const seen = [];
+  for (const ev of ['acquired', 'renewed', 'suspended', 'lost', 'released']) {
+    fx.on(ev, (l, extra) => { if (l && l.key === key) seen.push(ev === 'released' ? `${ev}:${extra.held}` : ev); });
+  }
+  await fx.withLease(key, { ttlMs: 600 }, () => sleep(500));
+  assert.equal(seen[0], 'acquired');
+  assert.ok(seen.includes('renewed'));
+  assert.equal(seen[seen.length - 1], 'released:true');
+});
+
+// A pool whose queries fail as a dropped network does while `down` is set.
+function flakyPool(real) {
+  const state = { down: false };
+  const fake = {
+    options: real.options,
+    Client: real.Client,
+    connect: (...a) => real.connect(...a),
+    query: (...a) => {
+      if (state.down) {
+        const e = new Error('connect ECONNREFUSED');
+        e.code = 'ECONNREFUSED';
+        return Promise.reject(e);
+      }
+      return real.query(...a);
+    },
+  };
+  return { fake, state };
+}
+
+test('a network error while renewing suspends the lease, a renewal ends the suspension', async () => {
+  const { fake, state } = flakyPool(pool);
+  const fx = new Fence(fake);
+  const key = uniqueKey('suspend');
+  const seen = [];
+  fx.on('suspended', (l) => seen.push('suspended'));
+  fx.on('renewed', (l) => { if (l.suspended === false && seen.at(-1) === 'suspended') seen.push('renewed'); });
+  await fx.withLease(key, { ttlMs: 1500 }, async (lease) => {
+    state.down = true;
+    await sleep(800);
+    assert.equal(lease.suspended, true);
+    assert.equal(lease.lost, false);
+    state.down = false;
+    await sleep(600);
+    assert.equal(lease.suspended, false);
+    assert.equal(lease.lost, false);
+  });
+  assert.deepEqual(seen, ['suspended', 'renewed']);
+});
+
+test('a suspension past the local deadline loses the lease (deadline)', async () => {
+  const { fake, state } = flakyPool(pool);
+  const fx = new Fence(fake);
+  const key = uniqueKey('deadline');
+  const t0 = performance.now();
+  let lostAfter;
+  await assert.rejects(fx.withLease(key, { ttlMs: 1000 }, async (lease, signal) => {
+    state.down = true;
+    await aborted(signal, 3000);
+    lostAfter = performance.now() - t0;
+    state.down = false;
+  }), (e) => e instanceof LeaseLostError && (e.how === 'deadline' || e.how === 'expired'));
+  assert.ok(lostAfter <= 1800, `lost after ${lostAfter} ms`); // TTL 1000, and timers run late under load
+});
+
+test('the virtual clock expires a lease, and the watchdog learns it at once', async () => {
+  const fx = new Fence(pool);
+  const clock = new VirtualClock(admin);
+  const key = uniqueKey('clock');
+  try {
+    await clock.freeze();
+    await assert.rejects(fx.withLease(key, { ttlMs: 30000 }, async (lease, signal) => {
+      const before = await clock.now();
+      const after = await clock.advance(31000);
+      assert.ok(after - before >= 31000);
+      await aborted(signal, 1000);
+      assert.equal(signal.reason.how, 'expired');
+    }), (e) => e instanceof LeaseLostError && e.how === 'expired');
+  } finally {
+    await clock.real();
+  }
+});
+
+test('permits: at most n holders, each with a token of its own', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('permit');
+  const a = await fx.acquirePermit(key, 2, { ttlMs: 5000 });
+  const b = await fx.acquirePermit(key, 2, { ttlMs: 5000 });
+  assert.notEqual(a.token, b.token);
+  await assert.rejects(fx.acquirePermit(key, 2, { waitMs: 0 }), LeaseUnavailableError);
+  const r = await fx.withPermit(key, 2, { ttlMs: 5000, waitMs: 5000 }, async (p) => {
+    assert.equal(p.permits, 2);
+    return p.token;
+  }).catch((e) => e);
+  assert.ok(r instanceof LeaseUnavailableError);
+  await a.release();
+  const t = await fx.withPermit(key, 2, { ttlMs: 5000, waitMs: 0 }, async (p) => p.token);
+  assert.ok(t > b.token);
+  await b.release();
+});
+
+test('breakers: a failing call opens the breaker, which then fails fast', async () => {
+  const fx = new Fence(pool);
+  const name = uniqueKey('breaker');
+  const opts = { failureThreshold: 2, windowSize: 2, openForMs: 60000 };
+  assert.equal(await fx.withBreaker(name, opts, async (d) => d.decision), 'call');
+  let failures = 0;
+  let open;
+  while (!open && failures < 5) {
+    const e = await fx.withBreaker(name, opts, async () => { throw new Error('down'); }).catch((err) => err);
+    if (e instanceof BreakerOpenError) open = e;
+    else {
+      assert.match(e.message, /down/);
+      failures += 1;
+    }
+  }
+  assert.ok(open, 'the breaker opened');
+  assert.ok(failures >= 1 && failures <= 2, `opened after ${failures} failures`);
+  assert.ok(open.retryAt instanceof Date);
+  let called = false;
+  await assert.rejects(fx.withBreaker(name, opts, async () => { called = true; }), BreakerOpenError);
+  assert.equal(called, false);
+});
+
+// Is the backend `pid` waiting in fence_wait_lease_end?  (The test reads
+// which backend is a lease's watchdog from the lease's own connection.)
+async function waitsForEnd(pid) {
+  const r = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 "
+    + "AND query LIKE 'SELECT fence_wait_lease_end(%' AND state = 'active'", [pid]);
+  return r.rows[0].n === 1;
+}
+
+async function eventually(what, cond, ms = 3000) {
+  const until = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > until) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(50);
+  }
+}
+
+test('a watchdog whose connection is killed reconnects, and the lease stays held', async () => {
+  const fx = new Fence(pool);
+  const key = uniqueKey('watchdog');
+  await assert.rejects(fx.withLease(key, { ttlMs: 3000 }, async (lease, signal) => {
+    const first = lease._own.processID;
+    await eventually('the watchdog waits', () => waitsForEnd(first));
+    await admin.query('SELECT pg_terminate_backend($1)', [first]);
+    await eventually('a new watchdog waits', async () => lease._own !== null
+      && lease._own.processID !== first && waitsForEnd(lease._own.processID));
+    assert.equal(signal.aborted, false);
+    assert.equal(await status(admin, key, lease.token), 'held');
+    // It still pushes the end of the lease.
+    await admin.query('SELECT fence_break($1)', [key]);
+    await aborted(signal, 1000);
+    assert.equal(signal.reason.how, 'broken');
+  }), (e) => e instanceof LeaseLostError && e.how === 'broken');
+});
+
+test('a statement_timeout in the pool\'s configuration cuts neither the wait nor the watchdog short', async () => {
+  const strict = newPool(2);
+  strict.options.statement_timeout = 300;
+  const fx = new Fence(strict);
+  const key = uniqueKey('timeouts');
+  try {
+    const first = await fx.acquire(key, { ttlMs: 5000 });
+    const waiting = fx.acquire(key, { ttlMs: 5000 });
+    await sleep(800); // past the statement_timeout, still waiting
+    await first.release();
+    const second = await waiting;
+    const pid = second._own.processID;
+    await eventually('the watchdog waits', () => waitsForEnd(pid));
+    await sleep(1000);
+    assert.equal(second._own && second._own.processID, pid, 'the same watchdog connection');
+    assert.ok(await waitsForEnd(pid), 'it waits on');
+    await second.release();
+  } finally {
+    await strict.end();
+  }
+});
