@@ -13,8 +13,8 @@
 -- runs on 15 and 16 too, so the flag is set in pg_operator directly (the
 -- extension is installed by a superuser); a fresh install creates the
 -- operators with it.
-UPDATE pg_catalog.pg_operator SET oprcanmerge = true
- WHERE oid IN (
+UPDATE pg_catalog.pg_operator AS op SET oprcanmerge = true
+ WHERE op.oid IN (
 	'@extschema@.=(@extschema@.fence_token,pg_catalog.int8)'::pg_catalog.regoperator,
 	'@extschema@.=(pg_catalog.int8,@extschema@.fence_token)'::pg_catalog.regoperator,
 	'@extschema@.=(@extschema@.fence_token,pg_catalog.int4)'::pg_catalog.regoperator,
