@@ -73,15 +73,7 @@ $node->safe_psql('pgfence_test', 'CREATE EXTENSION fence');
 ok(pgbouncer_binary(), 'PgBouncer is installed');
 my ($bouncer, undef, $bouncer_dsn) =
   start_pgbouncer($node, 'pgbouncer', 'transaction', 'pgfence_test');
-ok( wait_until(
-		10,
-		sub {
-			my ($o, $e) = ('', '');
-			IPC::Run::run([ 'psql', '-X', '-A', '-t', '-d', $bouncer_dsn, '-c', 'SELECT 1' ],
-				'>', \$o, '2>', \$e);
-			return $o eq "1\n";
-		}),
-	'PgBouncer is up');
+ok(pgbouncer_up($bouncer_dsn), 'PgBouncer is up');
 
 local $ENV{PGFENCE_TEST_DSN} = $node->connstr('pgfence_test');
 local $ENV{PGFENCE_TEST_PGBOUNCER_DSN} = $bouncer_dsn;

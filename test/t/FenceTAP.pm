@@ -22,7 +22,7 @@ use Time::HiRes qw(time usleep);
 our @EXPORT = qw(fence_node has_function npm_install bg_start bg_tokens bg_finish
   tokens_in check_unique max_of min_of sql_state wait_until
   wait_for_server backend_pid_of install_token_helpers pgbouncer_binary
-  start_pgbouncer);
+  start_pgbouncer pgbouncer_up);
 
 # A node with fence preloaded, started, CREATE EXTENSION fence done in the
 # "postgres" database.  Options: init => {...} passed to init(), conf =>
@@ -274,12 +274,14 @@ sub pgbouncer_binary
 # pool_mode $mode, in its own directory $name under the node's, with one
 # server connection per pool and everything else PgBouncer's default
 # (server_reset_query is DISCARD ALL).  Its clients connect as the OS user
-# to the database "fencedb" on 127.0.0.1.  Returns its IPC::Run handle, its
+# to the database "fencedb" on 127.0.0.1.  $settings, if given, are more
+# lines of its [pgbouncer] section.  Returns its IPC::Run handle, its
 # directory and its clients' connection string.
 sub start_pgbouncer
 {
-	my ($node, $name, $mode, $db) = @_;
+	my ($node, $name, $mode, $db, $settings) = @_;
 	$db //= 'postgres';
+	$settings //= '';
 	my $user = getpwuid($<);
 	my $dir = $node->basedir . "/$name";
 	mkdir $dir;
@@ -300,11 +302,27 @@ default_pool_size = 1
 max_client_conn = 50
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
+$settings
 EOF
 	my ($out, $err) = ('', '');
 	my $bouncer = IPC::Run::start([ pgbouncer_binary(), "$dir/pgbouncer.ini" ],
 		'>', \$out, '2>', \$err);
 	return ($bouncer, $dir, "host=127.0.0.1 port=$port dbname=fencedb user=$user");
+}
+
+# True once a PgBouncer started by start_pgbouncer answers a query through
+# $dsn (its clients' connection string), within $secs (default 10).
+sub pgbouncer_up
+{
+	my ($dsn, $secs) = @_;
+	return wait_until(
+		$secs // 10,
+		sub {
+			my ($o, $e) = ('', '');
+			IPC::Run::run([ 'psql', '-X', '-A', '-t', '-d', $dsn, '-c', 'SELECT 1' ],
+				'>', \$o, '2>', \$e);
+			return $o eq "1\n";
+		});
 }
 
 sub backend_pid_of
