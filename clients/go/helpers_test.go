@@ -169,3 +169,24 @@ func setup(t *testing.T, maxConns int32) (*pgxpool.Pool, string, *pgfence.Fence)
 	pool := newPool(t, maxConns)
 	return pool, "job:" + name(t), pgfence.New(pool)
 }
+
+// stillHeld: after a while of work, the lease is held (not lost, not
+// suspended, held on the server) and renewals moved its local deadline
+// from start by more than moved.
+func stillHeld(ctx context.Context, t *testing.T, pool *pgxpool.Pool, l *pgfence.Lease, start time.Time, moved time.Duration, after string) error {
+	t.Helper()
+	if l.Err() != nil || ctx.Err() != nil || l.Suspended() {
+		t.Errorf("after %s: Err %v, ctx %v, suspended %v", after, l.Err(), ctx.Err(), l.Suspended())
+	}
+	if !l.Deadline().After(start.Add(moved)) {
+		t.Errorf("the local deadline moved from %v to %v only", start, l.Deadline())
+	}
+	var status string
+	if err := pool.QueryRow(ctx, "SELECT fence_lease_status($1, $2)", l.Key(), l.Token()).Scan(&status); err != nil {
+		return err
+	}
+	if status != "held" {
+		t.Errorf("status after %s: %s", after, status)
+	}
+	return nil
+}

@@ -5,8 +5,9 @@
 # package copied under a scratch GOPATH whose second entry is Debian's
 # /usr/share/gocode.  go vet and go test -v run against this node
 # (PGFENCE_TEST_DSN, a superuser's conninfo of a database with fence;
-# PGFENCE_TEST_RESTART, a pg_ctl restart of the node), with the race
-# detector on, and each test's outcome is reported as one TAP line.  A missing package or a
+# PGFENCE_TEST_RESTART, a pg_ctl restart of the node;
+# PGFENCE_TEST_PGBOUNCER_DSN, a PgBouncer in transaction mode with one
+# server connection in front of it), with the race detector on, and each test's outcome is reported as one TAP line.  A missing package or a
 # skipped test is a failure, not a skip: make test installs what it needs.
 use strict;
 use warnings;
@@ -53,7 +54,14 @@ run_ok([ 'go', 'vet', '.' ], 'go vet', cwd => $pkg);
 my $node = fence_node('goclient');
 $node->safe_psql('postgres', 'CREATE DATABASE pgfence_go');
 $node->safe_psql('pgfence_go', 'CREATE EXTENSION fence');
+
+ok(pgbouncer_binary(), 'PgBouncer is installed');
+my ($bouncer, undef, $bouncer_dsn) =
+  start_pgbouncer($node, 'pgbouncer', 'transaction', 'pgfence_go');
+ok(pgbouncer_up($bouncer_dsn), 'PgBouncer is up');
+
 local $ENV{PGFENCE_TEST_DSN} = $node->connstr('pgfence_go');
+local $ENV{PGFENCE_TEST_PGBOUNCER_DSN} = $bouncer_dsn;
 local $ENV{PGFENCE_TEST_RESTART} = join(' ',
 	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
 	'-l', "'" . $node->logfile . "'", 'restart');
@@ -90,11 +98,15 @@ for my $t (
 	TestLossCancelsRunningStatement TestPooledConnectionCarriesNoToken
 	TestKilledHolderExpires TestStallSuspendsLease TestStallPastDeadlineLosesLease
 	TestUnavailable TestAcquireRelease TestDoReleasesOnErrorAndPanic TestStaleTokenError TestServerRestart
-	TestWaiterGetsReleasedLease))
+	TestWaiterGetsReleasedLease TestLeaseThroughTransactionPooling
+	TestLeaseThroughTransactionPooling/prefer_simple_protocol_true
+	TestLeaseThroughTransactionPooling/statement_cache_mode_describe))
 {
 	ok($ran{$t}, "go test: $t ran");
 }
-cmp_ok($passed, ">=", 14, "go test: $passed tests passed");
+cmp_ok($passed, ">=", 17, "go test: $passed tests passed");
 
+IPC::Run::signal($bouncer, 'TERM');
+$bouncer->finish;
 $node->stop;
 done_testing();

@@ -5,7 +5,9 @@
 # build tool, no repository), and its JUnit 5 tests run with the console
 # launcher against this node, which listens on 127.0.0.1 for pgJDBC
 # (PGFENCE_TEST_URL, a superuser's JDBC URL; PGFENCE_TEST_RESTART, a pg_ctl
-# restart of the node, for the restart test, which runs last).  Each test in
+# restart of the node, for the restart test, which runs last;
+# PGFENCE_TEST_PGBOUNCER_URL, the JDBC URL of a PgBouncer in transaction mode
+# with one server connection in front of it).  Each test in
 # JUnit's XML report is one TAP line.  A missing package or a skipped test is
 # a failure, not a skip: make test installs what the suite needs.
 use strict;
@@ -38,6 +40,16 @@ $node->safe_psql('pgfence_test', 'CREATE EXTENSION fence');
 my $user = getpwuid($<);
 local $ENV{PGFENCE_TEST_URL} =
   'jdbc:postgresql://127.0.0.1:' . $node->port . "/pgfence_test?user=$user";
+
+ok(pgbouncer_binary(), 'PgBouncer is installed');
+# pgJDBC sends extra_float_digits at connection start, which PgBouncer
+# refuses unless told to ignore it.
+my ($bouncer, undef, $bouncer_dsn) = start_pgbouncer($node, 'pgbouncer', 'transaction',
+	'pgfence_test', "ignore_startup_parameters = extra_float_digits\n");
+ok(pgbouncer_up($bouncer_dsn), 'PgBouncer is up');
+my ($bouncer_port) = $bouncer_dsn =~ /\bport=(\d+)/;
+local $ENV{PGFENCE_TEST_PGBOUNCER_URL} =
+  "jdbc:postgresql://127.0.0.1:$bouncer_port/fencedb?user=$user";
 # The restart test's command: pg_ctl restart of this node.
 local $ENV{PGFENCE_TEST_RESTART} = join(' ',
 	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
@@ -72,7 +84,8 @@ is_deeply(
 	[
 		sort qw(breakCancelsTheRunningStatement() failedRenewalsSuspendUntilTheDeadline()
 		  frozenHolderIsFencedOut()
-		  killedHoldersLeaseExpires() pooledConnectionCarriesNoToken()
+		  killedHoldersLeaseExpires() leaseThroughTransactionPooling()
+		  pooledConnectionCarriesNoToken()
 		  renewalKeepsAShortLease() serverRestartLosesTheLease())
 	],
 	'every test ran');
@@ -82,9 +95,11 @@ note($1) if $out =~ /(frozen holder said: [^\n]*)/;
 my ($found) = $out =~ /\[\s*(\d+) tests found\s*\]/;
 my ($good) = $out =~ /\[\s*(\d+) tests successful\s*\]/;
 my ($bad) = $out =~ /\[\s*(\d+) tests failed\s*\]/;
-is($found, 7, 'the launcher found 7 tests');
-is($good, 7, 'the launcher reports 7 tests successful');
+is($found, 8, 'the launcher found 8 tests');
+is($good, 8, 'the launcher reports 8 tests successful');
 is($bad, 0, 'and 0 failed');
 
+IPC::Run::signal($bouncer, 'TERM');
+$bouncer->finish;
 $node->stop;
 done_testing();

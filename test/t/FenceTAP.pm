@@ -274,12 +274,14 @@ sub pgbouncer_binary
 # pool_mode $mode, in its own directory $name under the node's, with one
 # server connection per pool and everything else PgBouncer's default
 # (server_reset_query is DISCARD ALL).  Its clients connect as the OS user
-# to the database "fencedb" on 127.0.0.1.  Returns its IPC::Run handle, its
+# to the database "fencedb" on 127.0.0.1.  $settings, if given, are more
+# lines of its [pgbouncer] section.  Returns its IPC::Run handle, its
 # directory and its clients' connection string.
 sub start_pgbouncer
 {
-	my ($node, $name, $mode, $db) = @_;
+	my ($node, $name, $mode, $db, $settings) = @_;
 	$db //= 'postgres';
+	$settings //= '';
 	my $user = getpwuid($<);
 	my $dir = $node->basedir . "/$name";
 	mkdir $dir;
@@ -300,6 +302,7 @@ default_pool_size = 1
 max_client_conn = 50
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
+$settings
 EOF
 	my ($out, $err) = ('', '');
 	my $bouncer = IPC::Run::start([ pgbouncer_binary(), "$dir/pgbouncer.ini" ],

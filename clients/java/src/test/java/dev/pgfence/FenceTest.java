@@ -16,12 +16,15 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -238,6 +241,65 @@ class FenceTest {
     }
 
     /** A killed holder's lease ends by its TTL: refused at once, granted within it. */
+    /**
+     * A lease through PgBouncer in transaction mode (PGFENCE_TEST_PGBOUNCER_URL, one server
+     * connection for all its clients): renewals, the transactions and the release go through it,
+     * on pgJDBC connections with prepareThreshold=0 (PgBouncer 1.18 keeps no prepared
+     * statements); the lease's own connection goes straight to the server.
+     */
+    @Test
+    void leaseThroughTransactionPooling() throws Exception {
+        String bouncer = System.getenv("PGFENCE_TEST_PGBOUNCER_URL");
+        assertNotNull(bouncer, "PGFENCE_TEST_PGBOUNCER_URL names a PgBouncer in transaction mode");
+        sql("DROP TABLE IF EXISTS pooled_jobs");
+        sql("CREATE TABLE pooled_jobs (id int PRIMARY KEY, result text, fence fence_token NOT NULL DEFAULT 0)");
+        sql("INSERT INTO pooled_jobs VALUES (1, 'pending')");
+        sql("SELECT fence_protect('pooled_jobs', require_token => true)");
+        try (SimplePool through = new SimplePool(bouncer + "&prepareThreshold=0")) {
+            Fence f = new Fence(through, ConnectionFactory.fromUrl(url, null));
+            Set<String> backends = new HashSet<>();
+            Lease lease = f.acquire("pgbouncer", Duration.ofSeconds(1), Duration.ZERO);
+            try (lease) {
+                for (int i = 0; i < 6; i++) {
+                    Thread.sleep(400);
+                    String step = "pooled " + i;
+                    backends.add(lease.inTransaction(c -> {
+                        try (PreparedStatement ps = c.prepareStatement("UPDATE pooled_jobs SET result = ? WHERE id = 1")) {
+                            ps.setString(1, step);
+                            assertEquals(1, ps.executeUpdate());
+                        }
+                        return value(c, "SELECT pg_backend_pid()");
+                    }));
+                }
+                // 2.4 s of a 1 s lease: renewals through PgBouncer kept it.
+                assertFalse(lease.isLost(), "still held after 2.4 s");
+                assertFalse(lease.isSuspended(), "not suspended");
+                assertEquals("held", value("SELECT fence_lease_status('pgbouncer', " + lease.token() + ")"));
+            }
+            assertEquals(How.RELEASED, lease.lost().get(1, TimeUnit.SECONDS).how(), "close() released it");
+            assertEquals("released", value("SELECT fence_lease_status('pgbouncer', " + lease.token() + ")"));
+            assertEquals(1, backends.size(), "PgBouncer's one server connection served every transaction");
+            assertEquals("pooled 5|" + lease.token(), value("SELECT result || '|' || fence::bigint FROM pooled_jobs"));
+
+            // The next transaction on the pool, on the same server connection, carries no token.
+            try (Connection c = through.getConnection()) {
+                c.setAutoCommit(false);
+                try {
+                    assertTrue(backends.contains(value(c, "SELECT pg_backend_pid()")), "the same server connection");
+                    assertNull(value(c, "SELECT fence_current_token()"), "no token in effect");
+                    SQLException e = assertThrows(SQLException.class,
+                        () -> update(c, "UPDATE pooled_jobs SET result = 'no token' WHERE id = 1"));
+                    TokenRequiredException t = assertInstanceOf(TokenRequiredException.class, FenceException.classify(e));
+                    assertEquals("LF003", t.getSQLState());
+                } finally {
+                    c.rollback();
+                    c.setAutoCommit(true);
+                }
+            }
+        }
+        assertEquals("pooled 5", value("SELECT result FROM pooled_jobs"));
+    }
+
     @Test
     void killedHoldersLeaseExpires() throws Exception {
         Process a = worker("job:killed", 2000);
