@@ -66,20 +66,12 @@ my (undef, $where) = run_ok(
 like($where, qr{^\Q$dir\E/venv/.*site-packages/pgfence\nTrue$}m,
 	'it is the venv\'s copy, with py.typed');
 
-my $node = fence_node('pyclient', conf => "fence.test_clock = on\n");
-$node->safe_psql('postgres', 'CREATE DATABASE pgfence_test');
-$node->safe_psql('pgfence_test', 'CREATE EXTENSION fence');
-
-ok(pgbouncer_binary(), 'PgBouncer is installed');
-my ($bouncer, undef, $bouncer_dsn) =
-  start_pgbouncer($node, 'pgbouncer', 'transaction', 'pgfence_test');
-ok(pgbouncer_up($bouncer_dsn), 'PgBouncer is up');
+my ($node, $bouncer, $bouncer_dsn) = client_test_node('pyclient', 'pgfence_test',
+	conf => "fence.test_clock = on\n");
 
 local $ENV{PGFENCE_TEST_DSN} = $node->connstr('pgfence_test');
 local $ENV{PGFENCE_TEST_PGBOUNCER_DSN} = $bouncer_dsn;
-local $ENV{PGFENCE_TEST_RESTART} = join(' ',
-	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
-	'-l', "'" . $node->logfile . "'", 'restart');
+local $ENV{PGFENCE_TEST_RESTART} = restart_command($node);
 my ($ran, $report, $stderr) = run_ok(
 	[ $py, '-P', '-m', 'pytest', '-p', 'no:cacheprovider', '-rA', '-q', 'tests' ],
 	'pytest exits 0',

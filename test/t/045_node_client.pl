@@ -92,14 +92,8 @@ run_ok(
 	'index.d.ts and testing.d.ts type-check a program using them',
 	cwd => "$dir/app");
 
-my $node = fence_node('nodeclient', conf => "fence.test_clock = on\n");
-$node->safe_psql('postgres', 'CREATE DATABASE pgfence_test');
-$node->safe_psql('pgfence_test', 'CREATE EXTENSION fence');
-
-ok(pgbouncer_binary(), 'PgBouncer is installed');
-my ($bouncer, undef, $bouncer_dsn) =
-  start_pgbouncer($node, 'pgbouncer', 'transaction', 'pgfence_test');
-ok(pgbouncer_up($bouncer_dsn), 'PgBouncer is up');
+my ($node, $bouncer, $bouncer_dsn) = client_test_node('nodeclient', 'pgfence_test',
+	conf => "fence.test_clock = on\n");
 my %bouncer = map { split /=/, $_, 2 } split / /, $bouncer_dsn;
 
 local $ENV{PGFENCE_TEST_PGBOUNCER_URL} =
@@ -108,9 +102,7 @@ local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;
 local $ENV{PGDATABASE} = 'pgfence_test';
 local $ENV{PGUSER} = scalar getpwuid($<);
-local $ENV{PGFENCE_TEST_RESTART} = join(' ',
-	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
-	'-l', "'" . $node->logfile . "'", 'restart');
+local $ENV{PGFENCE_TEST_RESTART} = restart_command($node);
 my @files = map { "test/" . ($_ =~ s{.*/}{}r) } sort glob("$client/test/*.test.js");
 my ($ran, $report) = run_ok(
 	[ 'node', '--test', '--test-concurrency=1', '--test-reporter=tap', @files ],

@@ -51,20 +51,11 @@ local $ENV{HOME} = $dir;
 run_ok([ 'go', 'version' ], 'go is installed');
 run_ok([ 'go', 'vet', '.' ], 'go vet', cwd => $pkg);
 
-my $node = fence_node('goclient');
-$node->safe_psql('postgres', 'CREATE DATABASE pgfence_go');
-$node->safe_psql('pgfence_go', 'CREATE EXTENSION fence');
-
-ok(pgbouncer_binary(), 'PgBouncer is installed');
-my ($bouncer, undef, $bouncer_dsn) =
-  start_pgbouncer($node, 'pgbouncer', 'transaction', 'pgfence_go');
-ok(pgbouncer_up($bouncer_dsn), 'PgBouncer is up');
+my ($node, $bouncer, $bouncer_dsn) = client_test_node('goclient', 'pgfence_go');
 
 local $ENV{PGFENCE_TEST_DSN} = $node->connstr('pgfence_go');
 local $ENV{PGFENCE_TEST_PGBOUNCER_DSN} = $bouncer_dsn;
-local $ENV{PGFENCE_TEST_RESTART} = join(' ',
-	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
-	'-l', "'" . $node->logfile . "'", 'restart');
+local $ENV{PGFENCE_TEST_RESTART} = restart_command($node);
 
 my ($ran, $report, $stderr) = run_ok(
 	[ 'go', 'test', '-race', '-count=1', '-v', '-timeout', '600s', '.' ],

@@ -33,27 +33,19 @@ for my $jar (qw(postgresql junit-platform-console-standalone junit-jupiter-api))
 	ok(-f "/usr/share/java/$jar.jar", "/usr/share/java/$jar.jar is installed");
 }
 
-my $node = fence_node('javaclient', conf => "listen_addresses = '127.0.0.1'\n");
-$node->safe_psql('postgres', 'CREATE DATABASE pgfence_test');
-$node->safe_psql('pgfence_test', 'CREATE EXTENSION fence');
-
+# pgJDBC sends extra_float_digits at connection start, which PgBouncer
+# refuses unless told to ignore it.
+my ($node, $bouncer, $bouncer_dsn) = client_test_node('javaclient', 'pgfence_test',
+	conf => "listen_addresses = '127.0.0.1'\n",
+	bouncer_settings => "ignore_startup_parameters = extra_float_digits\n");
 my $user = getpwuid($<);
 local $ENV{PGFENCE_TEST_URL} =
   'jdbc:postgresql://127.0.0.1:' . $node->port . "/pgfence_test?user=$user";
-
-ok(pgbouncer_binary(), 'PgBouncer is installed');
-# pgJDBC sends extra_float_digits at connection start, which PgBouncer
-# refuses unless told to ignore it.
-my ($bouncer, undef, $bouncer_dsn) = start_pgbouncer($node, 'pgbouncer', 'transaction',
-	'pgfence_test', "ignore_startup_parameters = extra_float_digits\n");
-ok(pgbouncer_up($bouncer_dsn), 'PgBouncer is up');
 my ($bouncer_port) = $bouncer_dsn =~ /\bport=(\d+)/;
 local $ENV{PGFENCE_TEST_PGBOUNCER_URL} =
   "jdbc:postgresql://127.0.0.1:$bouncer_port/fencedb?user=$user";
 # The restart test's command: pg_ctl restart of this node.
-local $ENV{PGFENCE_TEST_RESTART} = join(' ',
-	'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
-	'-l', "'" . $node->logfile . "'", 'restart');
+local $ENV{PGFENCE_TEST_RESTART} = restart_command($node);
 ($out, $err) = ('', '');
 my $ran = IPC::Run::run([ 'make', '-C', "$dir/java", 'test' ],
 	'>', \$out, '2>', \$err, IPC::Run::timeout(900));

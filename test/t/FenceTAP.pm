@@ -22,7 +22,7 @@ use Time::HiRes qw(time usleep);
 our @EXPORT = qw(fence_node has_function npm_install bg_start bg_tokens bg_finish
   tokens_in check_unique max_of min_of sql_state wait_until
   wait_for_server backend_pid_of install_token_helpers pgbouncer_binary
-  start_pgbouncer pgbouncer_up);
+  start_pgbouncer pgbouncer_up client_test_node restart_command);
 
 # A node with fence preloaded, started, CREATE EXTENSION fence done in the
 # "postgres" database.  Options: init => {...} passed to init(), conf =>
@@ -323,6 +323,34 @@ sub pgbouncer_up
 				'>', \$o, '2>', \$e);
 			return $o eq "1\n";
 		});
+}
+
+# The server a client library's test suite runs against: a node with fence
+# preloaded (conf => extra settings), database $db with the extension, and
+# a transaction-mode PgBouncer in front of it (bouncer_settings => extra
+# [pgbouncer] lines), each checked with an ok line.  Returns ($node,
+# $bouncer, $bouncer_dsn); the caller stops $bouncer.
+sub client_test_node
+{
+	my ($name, $db, %opt) = @_;
+	my $node = fence_node($name, conf => $opt{conf} // '');
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, 'CREATE EXTENSION fence');
+	ok(pgbouncer_binary(), 'PgBouncer is installed');
+	my ($bouncer, undef, $bouncer_dsn) = start_pgbouncer($node, 'pgbouncer',
+		'transaction', $db, $opt{bouncer_settings});
+	ok(pgbouncer_up($bouncer_dsn), 'PgBouncer is up');
+	return ($node, $bouncer, $bouncer_dsn);
+}
+
+# The shell command that restarts $node, for a client test that takes the
+# server away under a held lease (PGFENCE_TEST_RESTART).
+sub restart_command
+{
+	my ($node) = @_;
+	return join(' ',
+		'pg_ctl', '-w', '-m', 'fast', '-D', "'" . $node->data_dir . "'",
+		'-l', "'" . $node->logfile . "'", 'restart');
 }
 
 sub backend_pid_of
