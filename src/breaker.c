@@ -18,19 +18,19 @@
  * it for twice the previous open time, capped at max_open_for.
  *
  * An operator may define a breaker once (its settings then ignore the
- * callers'), and force it open or disabled: a forced state is a state of
- * its own, which only fence_breaker_unforce() (or a reset) leaves.  A
- * definition may also set min_calls (the rate rules judge a partial
- * window), slow_call and slow_call_rate (a report's duration counts), and
- * half_open_trials: N trial calls run while half-open, each a permit of
- * the lease "breaker:<name>" with N permits (so the single probe above is
- * the case N = 1), and N successes close the breaker.  Who may manage or
- * use a breaker is checked against its owner (who defined it first; an
- * undefined breaker has none), manager role and caller role, with the
- * breaker lock released (a privilege check reads the catalogs).  The probe
- * keys' prefix is reserved: the SQL lease functions refuse it, so no role
- * can squat a breaker's probe lease.  Every change of state is counted and sent, once the lock is
- * released, as a NOTIFY on channel fence_breaker.
+ * callers'), and force it open or disabled: a forced state is a state of its
+ * own, which only fence_breaker_unforce() (or a reset) leaves.  A definition
+ * may also set min_calls (the rate rules judge a partial window), slow_call
+ * and slow_call_rate (a report's duration counts), and half_open_trials: N
+ * trial calls run while half-open, each a permit of the lease "breaker:<name>"
+ * with N permits (so the single probe above is the case N = 1), and N
+ * successes close the breaker.  Who may manage or use a breaker is checked
+ * against its owner (who defined it first; an undefined breaker has none),
+ * manager role and caller role, with the breaker lock released (a privilege
+ * check reads the catalogs).  The probe keys' prefix is reserved: the SQL
+ * lease functions refuse it, so no role can squat a breaker's probe lease.
+ * Every change of state is counted and sent, once the lock is released, as a
+ * NOTIFY on channel fence_breaker.
  *
  * Every time is read from the lease clock (FenceNow()), so the virtual test
  * clock drives breakers exactly as it drives leases.  The table lives in
@@ -975,10 +975,10 @@ check_right(const BreakerKey *key, int namelen, const BreakerRoles *roles,
 
 /*
  * lock_breaker(), once the current user's right to act on the breaker is
- * checked.  A breaker this call creates has no owner until it is defined.  Privileges
- * are looked up with the lock released (they read the catalogs), and the
- * breaker is locked again: should its roles have changed meanwhile, they
- * are checked again.
+ * checked.  A breaker this call creates has no owner until it is defined.
+ * Privileges are looked up with the lock released (they read the catalogs),
+ * and the breaker is locked again: should its roles have changed meanwhile,
+ * they are checked again.
  */
 static Breaker *
 lock_breaker_as(const BreakerKey *key, int namelen, const BreakerConfig *config,

@@ -70,12 +70,12 @@
  * or awaits it.
  *
  * A detached lease belongs to its owner name within the role that took it.
- * The leases of each role that can outlive their sessions -- detached
- * ones, and those taken with a lock-delay -- are counted (a small shared
- * hash under its own LWLock, taken inside a partition lock), so that one
- * role cannot fill the table for everyone: fence.max_leases_per_role.  Entries of a
- * dropped database are freed, with its breakers and per-database slot, as
- * its DROP DATABASE commits (FenceLeaseDatabaseDropping); a sweep
+ * The leases of each role that can outlive their sessions -- detached ones,
+ * and those taken with a lock-delay -- are counted (a small shared hash
+ * under its own LWLock, taken inside a partition lock), so that one role
+ * cannot fill the table for everyone: fence.max_leases_per_role.  Entries
+ * of a dropped database are freed, with its breakers and per-database slot,
+ * as its DROP DATABASE commits (FenceLeaseDatabaseDropping); a sweep
  * (FenceLeaseForgetDroppedDatabases) frees anything left when the table or
  * the slots run out, or on request.
  *
