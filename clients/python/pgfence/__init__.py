@@ -16,7 +16,7 @@ from .aio import AsyncFence, AsyncLease
 from .breaker import AsyncBreaker, Breaker, BreakerOpenError, Decision
 from .sync import Fence, Lease
 
-__version__ = "0.1.0"
+__version__ = "1.3.0"
 
 __all__ = [
     "Fence", "Lease", "AsyncFence", "AsyncLease", "Breaker", "AsyncBreaker", "Decision",
