@@ -154,20 +154,38 @@ fence_install_packages() {
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "fence: missing Debian packages: ${missing[*]}" >&2
-		echo "fence: install them with:" >&2
-		echo "    sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+		echo "fence: install them as root (or with sudo):" >&2
+		echo "    apt-get update && apt-get install -y ${missing[*]}" >&2
 		echo "fence: then run this command again (as root it installs them itself)." >&2
 		exit 1
 	fi
-	fence_log "installing ${missing[*]}"
+	# apt-get's own output, one line per package and step, is kept in a log;
+	# what shows is a line per step and a count every 20 packages, so that a
+	# fresh machine's install (some minutes) is never silent.
+	local log status
+	log=$(mktemp "${TMPDIR:-/tmp}/fence-apt.XXXXXX")
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fence_log "installing ${#missing[@]} Debian packages and what they depend on: ${missing[*]}"
+	fence_log "apt-get update (apt-get's output: $log)"
+	# Another apt-get or dpkg on the machine (a parallel run's) holds its
+	# lock for a while: wait for it rather than fail.
+	local -a wait_lock=(-o DPkg::Lock::Timeout=600)
+	apt-get "${wait_lock[@]}" update -q >>"$log" 2>&1 || tail -n 20 "$log" >&2
+	fence_log "apt-get install --no-install-recommends"
+	apt-get "${wait_lock[@]}" install -y -q --no-install-recommends "${missing[@]}" 2>&1 | tee -a "$log" | awk '
+		/ newly installed, / { n = $1 + $3; print "   " $0; fflush(); next }
+		/^(Need to get|After this operation)/ { print "   " $0; fflush(); next }
+		/^Get:[0-9]+ / { if (++got % 20 == 0 || got == n) { printf "   downloaded %d of %d\n", got, n; fflush() } next }
+		/^Setting up / { if (++set % 20 == 0 || set == n) { printf "   set up %d of %d\n", set, n; fflush() } next }
+	' >&2
+	status=${PIPESTATUS[0]}
+	[ "$status" -eq 0 ] || { tail -n 30 "$log" >&2; echo "fence: apt-get install failed ($status); its output: $log" >&2; }
 	mapfile -t missing < <(fence_missing_packages "$@" | sed '/^$/d')
 	if [ ${#missing[@]} -ne 0 ]; then
-		echo "fence: still missing after apt-get: ${missing[*]}" >&2
+		echo "fence: still missing after apt-get: ${missing[*]}; apt-get's output: $log" >&2
 		exit 1
 	fi
+	rm -f "$log"
 }
 
 # Run a command as the unprivileged test user (postgres when we are root).
