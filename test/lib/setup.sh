@@ -15,6 +15,12 @@
 # (configure --enable-tap-tests) and contrib's dblink.  Without it, Debian's
 # PostgreSQL 15 (the packages are installed when missing).
 #
+# FENCE_TEST_TOOLS=0 (make demo sets it) asks only for what a replay on a
+# server of its own needs: PostgreSQL with its server headers and dblink
+# (the timeline player's workers are dblink connections), a compiler and
+# make, and python3 for the pictures; not IPC::Run, prove, pg_regress,
+# pg_isolation_regress nor the TAP modules.
+#
 # After fence_setup:
 #   FENCE_SRC   the checkout
 #   FENCE_WORK  a fresh directory the test user owns (kept on failure)
@@ -27,6 +33,7 @@ FENCE_DEBIAN_PG_VERSION=15
 FENCE_DEBIAN_PG_CONFIG=/usr/lib/postgresql/$FENCE_DEBIAN_PG_VERSION/bin/pg_config
 FENCE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FENCE_PG_CONFIG=${FENCE_PG_CONFIG:-}
+FENCE_TEST_TOOLS=${FENCE_TEST_TOOLS:-1}
 
 fence_log() { printf '== %s\n' "$*" >&2; }
 
@@ -39,8 +46,10 @@ fence_missing_packages() {
 		[ -x "$FENCE_DEBIAN_PG_CONFIG" ] && [ -f /usr/include/postgresql/$v/server/postgres.h ] \
 			|| missing+=(postgresql-server-dev-$v)
 	fi
-	perl -MIPC::Run -e1 2>/dev/null || missing+=(libipc-run-perl)
-	command -v prove >/dev/null 2>&1 || missing+=(perl)
+	if [ "$FENCE_TEST_TOOLS" != 0 ]; then
+		perl -MIPC::Run -e1 2>/dev/null || missing+=(libipc-run-perl)
+		command -v prove >/dev/null 2>&1 || missing+=(perl)
+	fi
 	command -v make >/dev/null 2>&1 || missing+=(make)
 	command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 	command -v python3 >/dev/null 2>&1 || missing+=(python3)
@@ -145,20 +154,38 @@ fence_install_packages() {
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "fence: missing Debian packages: ${missing[*]}" >&2
-		echo "fence: install them with:" >&2
-		echo "    sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+		echo "fence: install them as root (or with sudo):" >&2
+		echo "    apt-get update && apt-get install -y ${missing[*]}" >&2
 		echo "fence: then run this command again (as root it installs them itself)." >&2
 		exit 1
 	fi
-	fence_log "installing ${missing[*]}"
+	# apt-get's own output, one line per package and step, is kept in a log;
+	# what shows is a line per step and a count every 20 packages, so that a
+	# fresh machine's install (some minutes) is never silent.
+	local log status
+	log=$(mktemp "${TMPDIR:-/tmp}/fence-apt.XXXXXX")
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fence_log "installing ${#missing[@]} Debian packages and what they depend on: ${missing[*]}"
+	fence_log "apt-get update (apt-get's output: $log)"
+	# Another apt-get or dpkg on the machine (a parallel run's) holds its
+	# lock for a while: wait for it rather than fail.
+	local -a wait_lock=(-o DPkg::Lock::Timeout=600)
+	apt-get "${wait_lock[@]}" update -q >>"$log" 2>&1 || tail -n 20 "$log" >&2
+	fence_log "apt-get install --no-install-recommends"
+	apt-get "${wait_lock[@]}" install -y -q --no-install-recommends "${missing[@]}" 2>&1 | tee -a "$log" | awk '
+		/ newly installed, / { n = $1 + $3; print "   " $0; fflush(); next }
+		/^(Need to get|After this operation)/ { print "   " $0; fflush(); next }
+		/^Get:[0-9]+ / { if (++got % 20 == 0 || got == n) { printf "   downloaded %d of %d\n", got, n; fflush() } next }
+		/^Setting up / { if (++set % 20 == 0 || set == n) { printf "   set up %d of %d\n", set, n; fflush() } next }
+	' >&2
+	status=${PIPESTATUS[0]}
+	[ "$status" -eq 0 ] || { tail -n 30 "$log" >&2; echo "fence: apt-get install failed ($status); its output: $log" >&2; }
 	mapfile -t missing < <(fence_missing_packages "$@" | sed '/^$/d')
 	if [ ${#missing[@]} -ne 0 ]; then
-		echo "fence: still missing after apt-get: ${missing[*]}" >&2
+		echo "fence: still missing after apt-get: ${missing[*]}; apt-get's output: $log" >&2
 		exit 1
 	fi
+	rm -f "$log"
 }
 
 # Run a command as the unprivileged test user (postgres when we are root).
@@ -188,19 +215,23 @@ fence_inspect_pg() {
 	# pgxs.mk is <pgxs>/src/makefiles/pgxs.mk
 	FENCE_PG_PGXSDIR=$(dirname "$(dirname "$(dirname "$("$pgc" --pgxs)")")")
 	local f
-	local -a absent=()
-	for f in "$FENCE_PG_BINDIR/postgres" "$FENCE_PG_BINDIR/initdb" \
+	local -a need=("$FENCE_PG_BINDIR/postgres" "$FENCE_PG_BINDIR/initdb" \
 		"$("$pgc" --includedir-server)/postgres.h" \
-		"$FENCE_PG_PGXSDIR/src/test/regress/pg_regress" \
+		"$FENCE_PG_SHAREDIR/extension/dblink.control") absent=()
+	[ "$FENCE_TEST_TOOLS" = 0 ] || need+=("$FENCE_PG_PGXSDIR/src/test/regress/pg_regress" \
 		"$FENCE_PG_PGXSDIR/src/test/isolation/pg_isolation_regress" \
-		"$FENCE_PG_PGXSDIR/src/test/perl/PostgreSQL/Test/Cluster.pm" \
-		"$FENCE_PG_SHAREDIR/extension/dblink.control"; do
+		"$FENCE_PG_PGXSDIR/src/test/perl/PostgreSQL/Test/Cluster.pm")
+	for f in "${need[@]}"; do
 		[ -e "$f" ] || absent+=("$f")
 	done
 	if [ ${#absent[@]} -gt 0 ]; then
-		echo "fence: the PostgreSQL $FENCE_PG_MAJOR at $pgc lacks what the tests need:" >&2
+		echo "fence: the PostgreSQL $FENCE_PG_MAJOR at $pgc lacks what this needs:" >&2
 		printf '    %s\n' "${absent[@]}" >&2
-		echo "fence: it needs its server headers, the regress and isolation test programs and TAP modules (configure --enable-tap-tests), and contrib/dblink installed" >&2
+		if [ "$FENCE_TEST_TOOLS" = 0 ]; then
+			echo "fence: it needs its server headers and contrib/dblink installed" >&2
+		else
+			echo "fence: it needs its server headers, the regress and isolation test programs and TAP modules (configure --enable-tap-tests), and contrib/dblink installed" >&2
+		fi
 		exit 1
 	fi
 }

@@ -348,6 +348,11 @@ note sprintf 'leader %s, synchronous standby %s (%.0f s)', $leader, $sync, time 
 my $L = $node{$leader}{pg};
 like( $L->safe_psql('postgres', 'SHOW synchronous_standby_names'),
 	qr/^"?$sync"?$/, 'the leader waits for its synchronous standby by name');
+# Patroni starts the postgres of bin_dir: the PostgreSQL under test (make
+# test PG_CONFIG=... runs this on another version than Debian's 15).
+my ($pg_major) = `pg_config --version` =~ /^PostgreSQL (\d+)/;
+is($L->safe_psql('postgres', q{SELECT current_setting('server_version_num')::int / 10000}),
+	$pg_major, "the nodes run the PostgreSQL under test, $pg_major");
 
 # The schema, on the leader; the standbys get it by replication.
 $L->safe_psql('postgres', q{
