@@ -3,5 +3,5 @@
 -- curve_tN each; every fence_enforce trigger checks and stamps the token).
 BEGIN;
 SELECT fence_try_xact_lease('curve-tables', '1 min');
-SELECT curve_write(:tables);
+SELECT curve_write('curve_t', :tables);
 COMMIT;
