@@ -24,7 +24,12 @@
 #      by its time against the unfenced one (goal <= 1.10), the lease-in-FROM
 #      form reported;
 #  (j) the signal section: p50 and p99 per contender, ratios reported, not
-#      judged.
+#      judged;
+#  (k) the growth curves: each with its section, the growth of its cost
+#      from point to point (against its reference, where it has one; the
+#      scrape judged: at most 3x from 1,000 to 1,000,000 leases), a chart
+#      each with a line per contender and a point per measurement on a log
+#      x axis; shared memory per lease slot and what a setting takes.
 use strict;
 use warnings;
 
@@ -164,12 +169,16 @@ like($missed, qr/single: no-op C trigger \/ fence_enforce at 8 clients: 1\.14x .
 like($out, qr/fence_enforce \/ unprotected\s+1\.26x \[1\.26-1\.26\]\s+reported, not judged/,
 	'fenced / unprotected is reported, not judged');
 
-# (e)
-for my $svg ('job-throughput.svg', 'job-latency.svg')
+# chart NAME: the text of $dir/NAME after the checks every chart must pass
+# (written, an SVG document closed last, every tag closed in order, no bare
+# ampersand, every frame, bar and legend key inside the picture); undef if
+# it is not there
+sub chart
 {
+	my ($svg) = @_;
 	my $path = "$dir/$svg";
 	ok(-s $path, "$svg written");
-	open my $fh, '<', $path or next;
+	open my $fh, '<', $path or return undef;
 	my $text = do { local $/; <$fh> };
 	like($text, qr/\A<\?xml [^>]*\?>\n<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/, "$svg is an SVG document");
 	like($text, qr/<\/svg>\n\z/, "$svg ends with its closing tag");
@@ -183,12 +192,21 @@ for my $svg ('job-throughput.svg', 'job-latency.svg')
 	}
 	ok($balanced && !@open, "$svg: every tag is closed, in order");
 	unlike($text, qr/&(?!amp;|lt;|gt;)/, "$svg: no unescaped ampersand");
-	like($text, qr/>Redis \+ PG</, "$svg: Redis is in the legend");
-	like($text, qr/>$_</, "$svg: $_ is in the legend") for 'etcd \+ PG', 'ZooKeeper \+ PG', 'no lock \(the limit\)';
-	my ($width) = $text =~ /<svg [^>]*width="(\d+)"/;
+	my ($width, $height) = $text =~ /<svg [^>]*width="(\d+)" height="(\d+)"/;
 	my @past = grep { $_->[0] + $_->[1] > $width }
 	  map { [ /x="([\d.]+)"/, /width="([\d.]+)"/ ] } $text =~ /<rect x="[^>]*>/g;
 	is(scalar @past, 0, "$svg: every frame, bar and legend key inside the picture");
+	my @below = grep { $_ > $height } $text =~ /<text x="[\d.]+" y="([\d.]+)"/g;
+	is(scalar @below, 0, "$svg: every text above the bottom edge");
+	return $text;
+}
+
+# (e)
+for my $svg ('job-throughput.svg', 'job-latency.svg')
+{
+	my $text = chart($svg) // next;
+	like($text, qr/>Redis \+ PG</, "$svg: Redis is in the legend");
+	like($text, qr/>$_</, "$svg: $_ is in the legend") for 'etcd \+ PG', 'ZooKeeper \+ PG', 'no lock \(the limit\)';
 	if ($svg eq 'job-throughput.svg')
 	{
 		my $lines = () = $text =~ /<polyline /g;
@@ -196,6 +214,8 @@ for my $svg ('job-throughput.svg', 'job-latency.svg')
 		like($text, qr/<polyline [^>]*stroke="#000000"[^>]*stroke-dasharray=/, 'the limit is a dashed line');
 	}
 }
+
+ok(!glob("$dir/curve-*.svg"), 'no growth curve without its samples');
 
 # (h)
 like($out, qr/best: fence xact, pipelined \/ etcd \+ PG\s+1\.60x \[1\.60-1\.60\] ok\s+1\.40x \[1\.40-1\.40\] MISS\s+1\.10x \[1\.10-1\.10\] MISS\s+goal >= 1\.5$/m,
@@ -339,5 +359,92 @@ like($ssec, qr/^  p50\s+0\.200 \[0\.100-0\.300\]\s+0\.200\s+0\.100\s+0\.050$/m, 
 like($ssec, qr/^  fence_break \/ advisory unlock\s+2\.00x \[1\.00-3\.00\]\s+2\.00x \[1\.00-3\.00\]\s+reported, not judged$/m,
 	'the ratio against the advisory lock, reported');
 unlike($ssec, qr/\b(ok|MISS!?)\b/, 'no verdict in the signal section');
+
+# (k) the growth curves: a section, the growth between points (against
+# the reference where there is one; the scrape judged, goal 3x from 1,000
+# to 1,000,000 leases) and a chart each; the shared memory readings, the
+# growth per lease slot and the sizing table
+unlink glob("$dir/*.svg");
+my @lx = ('1', '1,000', '1,000,000');
+my @curves = (
+	# the lease cycle halves, the reference does not: 2x
+	map({ [ 'sample', 'curve_leases', $lx[$_], 'cycle', 1, (10000, 10000, 5000)[$_] ],
+		  [ 'sample', 'curve_leases', $lx[$_], 'advisory', 1, 10000 ] } 0 .. 2),
+	# the scrape: 5, 10 and 40 ms, 4x from 1,000 to 1,000,000: a miss
+	map({ [ 'sample', 'curve_scrape', $lx[$_], 'scrape', 1, (5, 10, 40)[$_] ] } 0 .. 2),
+	# both slow down by half at 1,000 waiters: flat against the reference
+	map({ [ 'sample', 'curve_waiters', $_->[0], 'cycle', 1, $_->[1] ],
+		  [ 'sample', 'curve_waiters', $_->[0], 'advisory', 1, $_->[1] * 1.25 ] } [ '1', 8000 ], [ '1,000', 4000 ]),
+	map({ [ 'sample', 'curve_permits', $_->[0], 'permit', 1, $_->[1] ],
+		  [ 'sample', 'curve_permits', $_->[0], 'lease', 1, 8000 ] } [ '1', 8000 ], [ '10', 8000 ], [ '1,000', 6000 ]),
+	# protected tables 1.1x from 1,000 to 10,000, unprotected 1.1x too
+	map({ [ 'sample', 'curve_tables', $_->[0], 'write', 1, $_->[1] ], [ 'sample', 'curve_tables', $_->[0], 'plain', 1, $_->[2] ] }
+		[ '1', 600, 500 ], [ '10', 90, 80 ], [ '1,000', 50, 40 ], [ '10,000', 55, 44 ]),
+	map({ [ 'sample', 'curve_databases', $_, 'cycle', 1, 8000 ], [ 'sample', 'curve_databases', $_, 'advisory', 1, 8000 ] }
+		'1', '3', '10'),
+	[ 'meta', 'curve_settings', '3 1 1100000 1100 100' ],
+	[ 'meta', 'curve_shmem:10000', '3111432 3119032' ],
+	[ 'meta', 'curve_shmem:100000', '30700808 30708408' ],
+	[ 'meta', 'curve_shmem:1100000', '338632968 338640568' ],
+	[ 'meta', 'curve_fill:900000', '2000' ],
+);
+($rc, $out) = run_report('--svg', $dir, samples('curves.tsv', @meta, @curves));
+is($rc, 0, 'the report runs on curve samples alone');
+like($out, qr/^Growth: the bare lease cycle against leases held\n/m, 'the leases curve has a section');
+like($out, qr/^  1,000,000\s+5,000\s+10,000$/m, 'a row per point, a column per contender');
+like($out, qr/^  advisory lock cycle \(reference\) \/ lease cycle\s+1\.00x \[1\.00-1\.00\]\s+1\.00x \[1\.00-1\.00\]\s+2\.00x \[2\.00-2\.00\]\s+time per cycle, lease \/ advisory lock$/m,
+	'the time per cycle against the reference at every point');
+like($out, qr/^  cost at 1,000,000 \/ at 1: 2\.00x \[2\.00-2\.00\]; against the reference: 2\.00x \[2\.00-2\.00\]   reported, not judged$/m,
+	'the growth from the first point to the last, and against the reference');
+like($out, qr/^  cost at 1,000 \/ at 1: 2\.00x \[2\.00-2\.00\]; against the reference: 1\.00x \[1\.00-1\.00\]   /m,
+	'a slowdown of both is not growth against the reference');
+like($out, qr/^  cost at 1,000 \/ at 1: 1\.33x \[1\.33-1\.33\]; against the reference: 1\.33x \[1\.33-1\.33\]/m,
+	'the permits grow 1.33x');
+like($out, qr/^  cost at 1,000,000 \/ at 1,000: 4\.00x \[4\.00-4\.00\] MISS   goal <= 3\.0$/m, 'the scrape is judged');
+like($out, qr/^  - curve_scrape: cost at 1,000,000 \/ at 1,000: 4\.00x/m, 'and its miss is listed');
+like($out, qr/^  cost at 1,000,000 \/ at 1: 8\.00x \[8\.00-8\.00\]   reported, not judged$/m, 'a time grows as its ratio');
+like($out, qr/^  cost at 10,000 \/ at 1,000: 1\.10x \[1\.10-1\.10\]; against the reference: 1\.00x \[1\.00-1\.00\]   flat past the fixed costs: 1\.0$/m,
+	'the tables: per table written, past the fixed costs, and against unprotected tables');
+like($out, qr/^  protected tables \/ unprotected tables \(reference\)\s+1\.20x \[1\.20-1\.20\]\s+1\.12x \[1\.12-1\.12\]\s+1\.25x \[1\.25-1\.25\]\s+1\.25x \[1\.25-1\.25\]\s+time per table, protected \/ unprotected$/m,
+	'and the time per table against the unprotected one at every point');
+like($out, qr/^  per lease slot, 100,000 to 1,100,000: 307\.9 B /m, 'shared memory per slot, from the two largest readings');
+like($out, qr/^  100,000\s+29\.3 MiB\s+measured$/m, 'a measured setting is stated as measured');
+like($out, qr/^  10,000,000\s+2936\.6 MiB\s+extrapolated$/m, 'a larger one is extrapolated from the growth per slot');
+like($out, qr/^  the largest fill of the curves: 900,000 detached leases in one statement in 2,000 ms \(450,000 grants\/s\)$/m,
+	'the fill rate');
+my %files = (
+	'curve-leases.svg' => [ 3, 2, 'leases held' ],
+	'curve-scrape.svg' => [ 3, 1, 'leases held' ],
+	'curve-waiters.svg' => [ 2, 2, 'sessions waiting on one key' ],
+	'curve-permits.svg' => [ 3, 2, 'permits of the key' ],
+	'curve-tables.svg' => [ 4, 2, 'protected tables written in one transaction' ],
+	'curve-databases.svg' => [ 3, 2, 'databases using fence' ],
+);
+for my $svg (sort keys %files)
+{
+	my ($npoints, $nlines, $xlabel) = @{ $files{$svg} };
+	my $text = chart($svg) // next;
+	my @lines = $text =~ /<polyline points="([^"]*)"/g;
+	is(scalar @lines, $nlines, "$svg: a line per contender");
+	is(scalar(() = $_ =~ /[\d.]+,[\d.]+/g), $npoints, "$svg: a point per measurement") for @lines;
+	like($text, qr/>\Q$xlabel\E \(log scale\)</, "$svg: the x axis says what it counts, log scale");
+	my @x = map { [ split /,/ ] } split ' ', $lines[0] // '';
+	ok(!grep({ $x[$_][0] <= $x[ $_ - 1 ][0] } 1 .. $#x), "$svg: the points from left to right");
+	if ($nlines == 2)
+	{
+		like($text, qr/<polyline [^>]*stroke="#7f7f7f"[^>]*stroke-dasharray=/, "$svg: the reference is a grey dashed line");
+		like($text, qr/>[^<]*\(reference\)</, "$svg: and in the legend");
+	}
+}
+my $lt = chart('curve-leases.svg') // '';
+like($lt, qr/>1,000,000</, 'the x axis labels its points with their counts');
+my @ty = map { 0 + $_ } (chart('curve-scrape.svg') // '') =~ /<circle cx="[\d.]+" cy="([\d.]+)"/g;
+# on a log axis 5 to 10 ms is half the height of 10 to 40 ms (log 2 against log 4)
+ok(@ty == 3 && abs(($ty[0] - $ty[1]) / ($ty[1] - $ty[2]) - 0.5) < 0.01, 'the scrape times on a log axis');
+
+# a curve not measured has no chart
+unlink glob("$dir/*.svg");
+($rc, $out) = run_report('--svg', $dir, samples('curves-part.tsv', @meta, grep { $_->[1] ne 'curve_tables' } @curves));
+ok(-e "$dir/curve-leases.svg" && !-e "$dir/curve-tables.svg", 'no chart for a curve without samples');
 
 done_testing();
