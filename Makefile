@@ -20,7 +20,7 @@ EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(dir $(lastwo
 MODULE_big = fence
 
 OBJS = \
-	src/fence.o \
+	src/init.o \
 	src/guc.o \
 	src/clock.o \
 	src/dbstate.o \

@@ -42,7 +42,7 @@
  * the lease table's sweep of dropped databases
  * (FenceLeaseForgetDroppedDatabases); both reach them
  * through dbstate.c (FenceBreakerDatabases and FenceBreakerForgetDatabase,
- * handed over by fence.c: lease_table.c is below this module).  The sweep
+ * handed over by init.c: lease_table.c is below this module).  The sweep
  * runs when this table is full, before a new breaker is refused, and behind
  * fence_break_dropped_databases().
  *

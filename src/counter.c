@@ -437,7 +437,7 @@ block_clear(FenceCounterBlock *block, Oid relid)
  * Initialize a block in new shared memory, or empty it when its database
  * slot is given to another database ("reuse": other backends may look at
  * it, so under its spinlock).  dbstate.c holds the blocks, one per database
- * slot, and calls this through the pointer fence.c gives it.
+ * slot, and calls this through the pointer init.c gives it.
  */
 void
 FenceCounterBlockInit(FenceCounterBlock *block, bool reuse)

@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * fence.h
- *		The one header of the fence extension: what each module offers the
- *		others.
+ *		The header every module includes: the types, limits and SQLSTATEs
+ *		they share, and what each module offers the modules above it.  It
+ *		calls nothing; the start-up wiring is init.c's.
  *
  * Modules, top to bottom (a module calls only modules below it):
  *
- *	fence.c			_PG_init and the shared-memory hooks; wires the rest
+ *	init.c			_PG_init and the shared-memory hooks; wires the rest
  *	protect.c		fence_protect(), fence_unprotect(): the trigger made and dropped
  *	enforce.c		the fence_enforce() trigger: the rule for each row, moved rows
  *	enforce_commit.c	the trigger's lease checks: strict (write, COMMIT), superseded
@@ -211,7 +212,7 @@ extern void FenceDbForgetDatabase(Oid dbid);
  * Per-database state that a module above keeps in shared memory of its own
  * (breaker.c's breakers), so that it goes with a dropped database's slot:
  * the databases it holds state of, into a palloc'd array, and forgetting
- * one database's.  fence.c hands breaker.c's functions over.
+ * one database's.  init.c hands breaker.c's functions over.
  */
 typedef int (*FenceDatabasesFn) (Oid **dbids);
 typedef int (*FenceForgetDatabaseFn) (Oid dbid);
@@ -221,7 +222,7 @@ extern void FenceDbShareDatabases(FenceDatabasesFn databases,
 /*
  * The lease table's sweep of dropped databases (it frees their leases, then
  * their slots through FenceDbForgetDatabase), which claiming a slot runs
- * when every slot is taken; fence.c hands it over.
+ * when every slot is taken; init.c hands it over.
  */
 typedef int (*FenceSweepFn) (void);
 extern void FenceDbSetSweep(FenceSweepFn sweep);
