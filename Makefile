@@ -26,7 +26,16 @@ OBJS = \
 	src/dbstate.o \
 	src/counter.o \
 	src/token.o \
+	src/lease_roles.o \
 	src/lease_table.o \
+	src/lease_drop.o \
+	src/lease_permit.o \
+	src/lease_queue.o \
+	src/lease_release.o \
+	src/lease_wait.o \
+	src/lease_watch.o \
+	src/lease_grant.o \
+	src/lease_views.o \
 	src/session.o \
 	src/lease_sql.o \
 	src/citus.o \
@@ -97,6 +106,7 @@ endif
 
 $(OBJS): src/fence.h
 src/enforce_cache.o src/enforce_commit.o src/enforce.o src/protect.o: src/enforce.h
+$(filter src/lease_%,$(filter-out src/lease_sql.o,$(OBJS))): src/lease_internal.h
 
 # An out-of-tree (VPATH) build, such as Debian's pg_buildext runs in
 # build-<version>/, writes the objects under src/ of the build directory and

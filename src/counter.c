@@ -29,7 +29,7 @@
  * running low (and no spare, and nobody reserving one) reserves the spare
  * itself before it looks at the lease table, with no lock held.  So a
  * grant under the partition lock almost never finds the block empty, which
- * would make it drop the lock for the I/O (see lease_table.c), and
+ * would make it drop the lock for the I/O (see lease_grant.c), and
  * concurrent backends do not each reserve a block when one runs out.
  *
  * The range ends at the sequence's maximum, 2^63-1.  A nextval that would

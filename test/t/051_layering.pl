@@ -1,8 +1,10 @@
 # The module list at the top of src/fence.h is a layering: a module calls
 # only modules below it.  Every function and variable fence.h declares
 # belongs to the module whose "/* name.c */" section declares it; a C file
-# that uses one declared by a module above it in the list fails here.
-# Needs no server.
+# that uses one declared by a module above it in the list fails here.  The
+# files of the lease table share a private header, src/lease_internal.h,
+# whose list of those files is theirs in fence.h, in the same order, and
+# whose sections are read the same way.  Needs no server.
 use strict;
 use warnings;
 
@@ -31,24 +33,49 @@ is($modules[0], 'init.c', 'init.c, the wiring, is at the top');
 my @files = map { s{.*/}{}r } glob("$dir/*.c");
 is_deeply([ sort @files ], [ sort @modules ], 'every C file is in the list, and only those');
 
-# Which module declares each extern function or variable.
-my (%owner, $section);
-for my $line (split /\n/, $header)
+# The lease table's files: listed in lease_internal.h as in fence.h.
+my $internal = slurp("$dir/lease_internal.h");
+my @lease_files = $internal =~ /^ \*\t(lease_\w+\.c)\t/mg;
+is_deeply(\@lease_files, [ grep { /^lease_/ && $_ ne 'lease_sql.c' } @modules ],
+	'lease_internal.h lists the lease table\'s files in fence.h\'s order');
+
+# Which module declares each extern function or variable: fence.h's, and
+# lease_internal.h's (those only the lease table's files can see).
+sub owners
 {
-	if ($line =~ m{^/\* (\w+\.c) \*/})
+	my ($text) = @_;
+	my (%owner, $section);
+	for my $line (split /\n/, $text)
 	{
-		$section = $1;
-		next;
+		if ($line =~ m{^/\* (\w+\.c) \*/})
+		{
+			$section = $1;
+			next;
+		}
+		next unless defined $section;
+		$owner{$1} = $section
+		  if $line =~ /^extern\s[^(;]*?\**\b(\w+)\s*[(;\[]/;
 	}
-	next unless defined $section;
-	$owner{$1} = $section if $line =~ /^extern\s[^(;]*?\**\b(\w+)\s*[(;]/;
+	return %owner;
 }
-cmp_ok(scalar(keys %owner), '>=', 20, 'fence.h declares the modules\' functions');
+my %public = owners($header);
+my %internal = owners($internal);
+cmp_ok(scalar(keys %public), '>=', 20, 'fence.h declares the modules\' functions');
+cmp_ok(scalar(keys %internal), '>=', 20, 'lease_internal.h declares its files\' functions');
+
+# Only the lease table's files include its private header.
+for my $file (sort @files)
+{
+	my $includes = slurp("$dir/$file") =~ /^#include "lease_internal\.h"/m;
+	my $lease = grep { $_ eq $file } @lease_files;
+	ok(!$includes || $lease, "$file includes lease_internal.h only if it is a file of the lease table");
+}
 
 for my $file (sort @files)
 {
 	next unless defined $rank{$file};
 	my $code = slurp("$dir/$file");
+	my %owner = (%public, (grep { $_ eq $file } @lease_files) ? %internal : ());
 	$code =~ s{/\*.*?\*/}{}gs;	# comments may name anything
 	my @up;
 	for my $name (sort keys %owner)
