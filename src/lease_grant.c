@@ -284,37 +284,7 @@ permit_step(const FenceLeaseRequest *req, uint32 hash, int32 idx,
 	 */
 	if (key && !reshape)
 	{
-		for (int32 *link = next_permit_link(bucket_head(hash), key);
-			 link != NULL;
-			 link = next_permit_link(&lease_slots[*link].next, key))
-		{
-			FenceLeaseSlot *permit = &lease_slots[*link];
-
-			if (slot_in_lock_delay(permit, now))
-			{
-				/* Not free, and no longer anyone's to extend. */
-				if (taken++ == 0 || lock_delay_end(permit) < earliest)
-					earliest = lock_delay_end(permit);
-				continue;
-			}
-			if (!slot_is_live(permit, now))
-			{
-				if (reused == NULL)
-					reused = permit;
-				continue;
-			}
-			/*
-			 * A detached request may match two permits: the owner's, and
-			 * this backend's own session or transaction permit.  The latter
-			 * decides, whichever comes first in the chain: the backend holds
-			 * the key in that scope, and asking in another is a conflict.
-			 */
-			if (holder_matches(permit, req) &&
-				(held == NULL || permit->scope != FENCE_SCOPE_DETACHED))
-				held = permit;
-			if (taken++ == 0 || permit->expires_at < earliest)
-				earliest = permit->expires_at;
-		}
+		taken = scan_permits(hash, key, req, now, &reused, &held, &earliest);
 		if (held != NULL)
 			return extend_held(held, req, now, role_limit, grant);
 	}
@@ -391,18 +361,13 @@ acquire_step(const FenceLeaseRequest *req, uint32 hash, FenceToken token,
 }
 
 /*
- * Take the lease for this backend (session or transaction scope) or for
- * req->owner (detached scope), or extend it if the caller already holds
- * it.  With req->wait, queue up until granted, the deadline, or an error
- * (cancel, termination): the queue entry is removed on every way out.
+ * What every acquire does before it looks at the key, none of it under a
+ * lock; returns the role's limit of counted leases for this request (0:
+ * none).  May ERROR, with nothing to undo yet.
  */
-void
-FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
+static int
+acquire_prepare(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 {
-	uint32		hash = lease_hash(MyDatabaseId, req->key, req->keylen);
-	LWLock	   *lock = partition_lock(hash);
-	int			role_limit = 0;
-
 	Assert(table_may_hold(req->keylen));
 	Assert(my_wait_slot < 0 && my_nspare == 0);
 
@@ -435,125 +400,163 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 	/* superuser() reads the catalog: decide before any lock is taken. */
 	if (request_counted(req->scope, req->lock_delay) &&
 		FenceMaxLeasesPerRole() > 0 && !superuser())
-		role_limit = FenceMaxLeasesPerRole();
-	my_role_limit = role_limit;
+		my_role_limit = FenceMaxLeasesPerRole();
+	else
+		my_role_limit = 0;
+	return my_role_limit;
+}
 
-	PG_TRY();
+/* STEP_NEED_SLOT: reserve a free slot, with no lock held.  May ERROR. */
+static void
+acquire_spare_slot(void)
+{
+	/* Counted only once it is ours: reserve_slot() may ERROR. */
+	int32		idx = reserve_slot();
+
+	Assert(my_nspare < FENCE_MAX_SPARES);
+	my_spare_slots[my_nspare++] = idx;
+}
+
+/* STEP_ROLE_LIMIT, after a reclaim: the role holds too many.  ERRORs. */
+static void
+refuse_role_limit(int role_limit)
+{
+	char	   *rolename = GetUserNameFromId(GetUserId(), false);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("role \"%s\" holds too many detached or lock-delayed leases",
+					rolename),
+			 fence_max_leases_per_role >= 0 ?
+			 errdetail("The role holds %d detached or lock-delayed leases; fence.max_leases_per_role is %d.",
+					   (int) role_limit_count, role_limit) :
+			 errdetail("The role holds %d detached or lock-delayed leases; fence.max_leases_per_role is -1, which allows %d with fence.max_leases at %d.",
+					   (int) role_limit_count, role_limit,
+					   fence_max_leases),
+			 errhint("Release leases that are no longer needed with fence_release() (a lease with a fence.lock_delay counts until its delay has passed), or ask an administrator to raise fence.max_leases_per_role for this role.")));
+}
+
+/* STEP_LOST_RACE: give up if the counter keeps losing; token was taken. */
+static void
+check_lost_races(int lost_races, FenceToken token)
+{
+	if (lost_races >= FENCE_MAX_LOST_RACES)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the fencing token counter is behind tokens already granted in this database"),
+				 errdetail("The counter returned %lld, but a larger token was granted since the server started.",
+						   (long long) token),
+				 errhint("If the extension was dropped and created again, move the counter forward with fence_advance_tokens().")));
+}
+
+/*
+ * One look at the key under its partition lock: take a grant handed to us
+ * meanwhile, or take one step (acquire_step).  On STEP_REFUSED and
+ * STEP_GRACE, *wake_at says until when to sleep.
+ */
+static AcquireStep
+look_once(const FenceLeaseRequest *req, uint32 hash, LWLock *lock,
+		  FenceToken token, int role_limit, FenceLeaseGrant *grant,
+		  TimestampTz *wake_at)
+{
+	AcquireStep step;
+
+	/*
+	 * Woken with a grant handed to us?  Look without the lock first: that
+	 * is the common way a wait ends.
+	 */
+	if (take_handed_grant(grant))
+		return STEP_DONE;
+	LWLockAcquire(lock, LW_EXCLUSIVE);
+	if (take_handed_grant(grant))
+		step = STEP_DONE;
+	else
 	{
-		FenceToken	token = 0;
-		int			lost_races = 0;
-		bool		reclaimed = false;
-		char	   *rolename;
+		step = acquire_step(req, hash, token, role_limit, grant, wake_at);
+		if (my_wait_slot >= 0)
+			lease_waiters[FENCE_MY_PROCNO].watch_until =
+				(step == STEP_REFUSED) ? *wake_at : 0;
+	}
+	LWLockRelease(lock);
+	return step;
+}
 
-		for (;;)
+/*
+ * Look at the key until a look is final (granted, extended, a conflict,
+ * refused, timed out), getting with no lock held what each look lacked.
+ * May ERROR; FenceLeaseAcquire undoes the wait then.
+ */
+static void
+acquire_loop(const FenceLeaseRequest *req, uint32 hash, LWLock *lock,
+			 int role_limit, FenceLeaseGrant *grant)
+{
+	FenceToken	token = 0;
+	int			lost_races = 0;
+	bool		reclaimed = false;
+
+	for (;;)
+	{
+		TimestampTz wake_at = 0;
+		AcquireStep step = look_once(req, hash, lock, token, role_limit,
+									 grant, &wake_at);
+
+		switch (step)
 		{
-			AcquireStep step;
-			TimestampTz wake_at;
-
-			/*
-			 * Woken with a grant handed to us?  Look without the lock first:
-			 * that is the common way a wait ends.
-			 */
-			if (take_handed_grant(grant))
+			case STEP_DONE:
+				return;
+			case STEP_NEED_TOKEN:
+				token = FenceCounterNext();
 				break;
-			LWLockAcquire(lock, LW_EXCLUSIVE);
-			if (take_handed_grant(grant))
-				step = STEP_DONE;
-			else
-			{
-				step = acquire_step(req, hash, token, role_limit, grant,
-									&wake_at);
-				if (my_wait_slot >= 0)
-					lease_waiters[FENCE_MY_PROCNO].watch_until =
-						(step == STEP_REFUSED) ? wake_at : 0;
-			}
-			LWLockRelease(lock);
+			case STEP_NEED_SLOT:
+				acquire_spare_slot();
+				break;
+			case STEP_ROLE_LIMIT:
 
-			switch (step)
-			{
-				case STEP_DONE:
+				/*
+				 * Expired counted leases count until their entries are
+				 * reused or reclaimed (those in their lock-delay stay):
+				 * reclaim them all once, then ask again.
+				 */
+				if (!reclaimed)
+				{
+					(void) reclaim_all(InvalidOid);
+					reclaimed = true;
 					break;
-				case STEP_NEED_TOKEN:
-					token = FenceCounterNext();
-					continue;
-				case STEP_NEED_SLOT:
-					{
-						/* Counted only once it is ours: reserve_slot() may ERROR. */
-						int32		idx = reserve_slot();
-
-						Assert(my_nspare < FENCE_MAX_SPARES);
-						my_spare_slots[my_nspare++] = idx;
-					}
-					continue;
-				case STEP_ROLE_LIMIT:
-
-					/*
-					 * Expired counted leases count until their entries are
-					 * reused or reclaimed (those in their lock-delay stay):
-					 * reclaim them all once, then ask again.
-					 */
-					if (!reclaimed)
-					{
-						(void) reclaim_all(InvalidOid);
-						reclaimed = true;
-						continue;
-					}
-					rolename = GetUserNameFromId(GetUserId(), false);
-					ereport(ERROR,
-							(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-							 errmsg("role \"%s\" holds too many detached or lock-delayed leases",
-									rolename),
-							 fence_max_leases_per_role >= 0 ?
-							 errdetail("The role holds %d detached or lock-delayed leases; fence.max_leases_per_role is %d.",
-									   (int) role_limit_count, role_limit) :
-							 errdetail("The role holds %d detached or lock-delayed leases; fence.max_leases_per_role is -1, which allows %d with fence.max_leases at %d.",
-									   (int) role_limit_count, role_limit,
-									   fence_max_leases),
-							 errhint("Release leases that are no longer needed with fence_release() (a lease with a fence.lock_delay counts until its delay has passed), or ask an administrator to raise fence.max_leases_per_role for this role.")));
-					break;
-				case STEP_LOST_RACE:
-					if (++lost_races >= FENCE_MAX_LOST_RACES)
-						ereport(ERROR,
-								(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-								 errmsg("the fencing token counter is behind tokens already granted in this database"),
-								 errdetail("The counter returned %lld, but a larger token was granted since the server started.",
-										   (long long) token),
-								 errhint("If the extension was dropped and created again, move the counter forward with fence_advance_tokens().")));
-					token = 0;
-					CHECK_FOR_INTERRUPTS();
-					continue;
-				case STEP_REFUSED:
-				case STEP_GRACE:
-					/* A token taken for a grant that did not happen is stale. */
-					token = 0;
-					if (!req->wait)
-						grant->outcome = FENCE_ACQUIRE_REFUSED;
-					else if (!wait_for_turn(req, step, wake_at))
-					{
-						cancel_wait();
-						grant->outcome = FENCE_ACQUIRE_TIMED_OUT;
-					}
-					else
-						continue;
-					break;
-			}
-			break;
+				}
+				refuse_role_limit(role_limit);
+				break;
+			case STEP_LOST_RACE:
+				check_lost_races(++lost_races, token);
+				token = 0;
+				CHECK_FOR_INTERRUPTS();
+				break;
+			case STEP_REFUSED:
+			case STEP_GRACE:
+				/* A token taken for a grant that did not happen is stale. */
+				token = 0;
+				if (!req->wait)
+				{
+					grant->outcome = FENCE_ACQUIRE_REFUSED;
+					return;
+				}
+				if (!wait_for_turn(req, step, wake_at))
+				{
+					cancel_wait();
+					grant->outcome = FENCE_ACQUIRE_TIMED_OUT;
+					return;
+				}
+				break;
 		}
 	}
-	PG_CATCH();
-	{
-		cancel_wait();
-		if (wait_logged)
-		{
-			wait_logged = false;
-			log_wait_end(req, false, false);
-		}
-		wait_started = 0;
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+}
 
-	/* Not waiting any more on any way out; a spare slot may be left. */
+/*
+ * The acquire is over, whichever way: leave the queue (a spare slot may be
+ * left), log the end of a logged wait, count the outcome.
+ */
+static void
+acquire_finish(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
+{
 	Assert(my_wait_slot < 0 || grant->outcome != FENCE_ACQUIRE_GRANTED);
 	cancel_wait();
 	if (wait_logged)
@@ -584,4 +587,38 @@ FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
 		case FENCE_ACQUIRE_KIND_CONFLICT:
 			break;
 	}
+}
+
+/*
+ * Take the lease for this backend (session or transaction scope) or for
+ * req->owner (detached scope), or extend it if the caller already holds
+ * it.  With req->wait, queue up until granted, the deadline, or an error
+ * (cancel, termination): the queue entry is removed on every way out.
+ */
+void
+FenceLeaseAcquire(const FenceLeaseRequest *req, FenceLeaseGrant *grant)
+{
+	uint32		hash = lease_hash(MyDatabaseId, req->key, req->keylen);
+	LWLock	   *lock = partition_lock(hash);
+	int			role_limit = acquire_prepare(req, grant);
+
+	PG_TRY();
+	{
+		acquire_loop(req, hash, lock, role_limit, grant);
+	}
+	PG_CATCH();
+	{
+		cancel_wait();
+		if (wait_logged)
+		{
+			wait_logged = false;
+			log_wait_end(req, false, false);
+		}
+		wait_started = 0;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	/* Not waiting any more on any way out; a spare slot may be left. */
+	acquire_finish(req, grant);
 }

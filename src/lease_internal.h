@@ -396,6 +396,10 @@ extern void become_kind(FenceLeaseSlot *slot, uint32 hash,
 						const FenceLeaseRequest *req, TimestampTz now);
 extern bool waiter_owns_permit(uint32 hash, FenceLeaseSlot *key,
 							   FenceWaiter *waiter, TimestampTz now);
+extern int	scan_permits(uint32 hash, FenceLeaseSlot *key,
+						 const FenceLeaseRequest *req, TimestampTz now,
+						 FenceLeaseSlot **reused, FenceLeaseSlot **held,
+						 TimestampTz *earliest);
 
 /* lease_table.c */
 extern FenceLeaseShared *lease_shared;

@@ -150,3 +150,53 @@ waiter_owns_permit(uint32 hash, FenceLeaseSlot *key, FenceWaiter *waiter,
 	}
 	return false;
 }
+
+/*
+ * Walk the permits of permit-key entry "key" for request req: returns how
+ * many are taken (live, or in their lock-delay), with *earliest the first
+ * time one of them frees (lease clock; left alone if none is taken);
+ * *reused is the first expired permit, to reuse (else left NULL), and
+ * *held the caller's own live permit (else left NULL).  Caller holds the
+ * partition lock; never ERRORs.
+ */
+int
+scan_permits(uint32 hash, FenceLeaseSlot *key, const FenceLeaseRequest *req,
+			 TimestampTz now, FenceLeaseSlot **reused, FenceLeaseSlot **held,
+			 TimestampTz *earliest)
+{
+	int			taken = 0;
+
+	for (int32 *link = next_permit_link(bucket_head(hash), key);
+		 link != NULL;
+		 link = next_permit_link(&lease_slots[*link].next, key))
+	{
+		FenceLeaseSlot *permit = &lease_slots[*link];
+
+		if (slot_in_lock_delay(permit, now))
+		{
+			/* Not free, and no longer anyone's to extend. */
+			if (taken++ == 0 || lock_delay_end(permit) < *earliest)
+				*earliest = lock_delay_end(permit);
+			continue;
+		}
+		if (!slot_is_live(permit, now))
+		{
+			if (*reused == NULL)
+				*reused = permit;
+			continue;
+		}
+
+		/*
+		 * A detached request may match two permits: the owner's, and this
+		 * backend's own session or transaction permit.  The latter decides,
+		 * whichever comes first in the chain: the backend holds the key in
+		 * that scope, and asking in another is a conflict.
+		 */
+		if (holder_matches(permit, req) &&
+			(*held == NULL || permit->scope != FENCE_SCOPE_DETACHED))
+			*held = permit;
+		if (taken++ == 0 || permit->expires_at < *earliest)
+			*earliest = permit->expires_at;
+	}
+	return taken;
+}
