@@ -105,7 +105,7 @@ all install installcheck:
 endif
 
 $(OBJS): src/fence.h
-src/enforce_cache.o src/enforce_commit.o src/enforce.o src/protect.o: src/enforce.h
+src/enforce_cache.o src/enforce_commit.o src/enforce.o src/protect.o: src/trigger.h
 $(filter src/lease_%,$(filter-out src/lease_sql.o,$(OBJS))): src/lease_internal.h
 
 # An out-of-tree (VPATH) build, such as Debian's pg_buildext runs in

@@ -430,7 +430,7 @@ extern void FenceCitusInit(void);
 extern FenceCitusTable FenceCitusTableKind(Oid relid);
 extern void FenceCitusCheckProtect(Oid relid, bool strict);
 
-/* enforce_cache.c (the types are in enforce.h, for the trigger's files) */
+/* enforce_cache.c (the types are in trigger.h, for the trigger's files) */
 typedef struct EnforceConfig EnforceConfig;
 typedef struct EnforceTrigger EnforceTrigger;
 struct RelationData;
