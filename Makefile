@@ -44,7 +44,11 @@ OBJS = \
 	src/enforce.o \
 	src/protect.o \
 	src/extension.o \
-	src/breaker.o
+	src/breaker.o \
+	src/breaker_state.o \
+	src/breaker_args.o \
+	src/breaker_access.o \
+	src/breaker_sql.o
 
 # The install script of the current version is assembled from one piece per
 # concern, in this order (a later piece may use what an earlier one created).
@@ -107,6 +111,7 @@ endif
 $(OBJS): src/fence.h
 src/enforce_cache.o src/enforce_commit.o src/enforce.o src/protect.o: src/trigger.h
 $(filter src/lease_%,$(filter-out src/lease_sql.o,$(OBJS))): src/lease_internal.h
+$(filter src/breaker%,$(OBJS)): src/breaker_internal.h
 
 # An out-of-tree (VPATH) build, such as Debian's pg_buildext runs in
 # build-<version>/, writes the objects under src/ of the build directory and

@@ -12,7 +12,11 @@
  *	enforce.c		the fence_enforce() trigger: the rule for each row, moved rows
  *	enforce_commit.c	the trigger's lease checks: strict (write, COMMIT), superseded
  *	enforce_cache.c	the trigger's arguments, checked, parsed and cached
- *	breaker.c		shared circuit breakers; a probe is a lease (a permit)
+ *	breaker_sql.c	the circuit breakers' SQL functions and view
+ *	breaker_access.c	who may use and manage a breaker
+ *	breaker_args.c	the breaker functions' arguments, checked
+ *	breaker_state.c	a breaker's state machine; a probe is a lease (a permit)
+ *	breaker.c		the shared table of circuit breakers
  *	lease_sql.c		SQL-callable lease functions, views and clock controls
  *	citus.c			Citus: the token in effect carried to the worker nodes
  *	session.c		what this backend holds, the token in effect, clean-up
@@ -41,7 +45,7 @@
  *	   reserves one of the last blocks, and in fence_advance_tokens), a
  *	   database object (lease_drop.c's sweep of dropped databases, never
  *	   waited for).  Never taken with an LWLock or a spinlock held.
- *	2. "fence_breakers" (breaker.c).  Taken with no other lock of fence
+ *	2. "fence_breakers" (breaker.c; the breaker_*.c files take it).  Taken with no other lock of fence
  *	   held, and nothing is taken while it is held: a breaker's probe is
  *	   decided under it, taken as a lease with it released, and recorded
  *	   under it again.

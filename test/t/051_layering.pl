@@ -4,7 +4,8 @@
 # that uses one declared by a module above it in the list fails here.  The
 # files of the lease table share a private header, src/lease_internal.h,
 # whose list of those files is theirs in fence.h, in the same order, and
-# whose sections are read the same way.  Needs no server.
+# whose sections are read the same way; so do the breakers' files and
+# src/breaker_internal.h.  Needs no server.
 use strict;
 use warnings;
 
@@ -33,11 +34,21 @@ is($modules[0], 'init.c', 'init.c, the wiring, is at the top');
 my @files = map { s{.*/}{}r } glob("$dir/*.c");
 is_deeply([ sort @files ], [ sort @modules ], 'every C file is in the list, and only those');
 
-# The lease table's files: listed in lease_internal.h as in fence.h.
-my $internal = slurp("$dir/lease_internal.h");
-my @lease_files = $internal =~ /^ \*\t(lease_\w+\.c)\t/mg;
-is_deeply(\@lease_files, [ grep { /^lease_/ && $_ ne 'lease_sql.c' } @modules ],
-	'lease_internal.h lists the lease table\'s files in fence.h\'s order');
+# The files that share a private header (lease_internal.h, the lease
+# table's; breaker_internal.h, the breakers'): each header lists them, in
+# fence.h's order.
+my %private = (
+	'lease_internal.h' => sub { $_[0] =~ /^lease_/ && $_[0] ne 'lease_sql.c' },
+	'breaker_internal.h' => sub { $_[0] =~ /^breaker/ });
+my (%internal_text, %family);
+for my $h (sort keys %private)
+{
+	$internal_text{$h} = slurp("$dir/$h");
+	my @listed = $internal_text{$h} =~ /^ \*\t(\w+\.c)\t/mg;
+	is_deeply(\@listed, [ grep { $private{$h}->($_) } @modules ],
+		"$h lists its files in fence.h's order");
+	$family{$_} = $h for @listed;
+}
 
 # Which module declares each extern function or variable: fence.h's, and
 # lease_internal.h's (those only the lease table's files can see).
@@ -59,23 +70,28 @@ sub owners
 	return %owner;
 }
 my %public = owners($header);
-my %internal = owners($internal);
+my %internal = map { $_ => { owners($internal_text{$_}) } } keys %private;
 cmp_ok(scalar(keys %public), '>=', 20, 'fence.h declares the modules\' functions');
-cmp_ok(scalar(keys %internal), '>=', 20, 'lease_internal.h declares its files\' functions');
+cmp_ok(scalar(keys %{ $internal{$_} }), '>=', 5, "$_ declares its files' functions")
+  for sort keys %private;
 
-# Only the lease table's files include its private header.
+# Only the files a private header lists include it.
 for my $file (sort @files)
 {
-	my $includes = slurp("$dir/$file") =~ /^#include "lease_internal\.h"/m;
-	my $lease = grep { $_ eq $file } @lease_files;
-	ok(!$includes || $lease, "$file includes lease_internal.h only if it is a file of the lease table");
+	my $code = slurp("$dir/$file");
+	for my $h (sort keys %private)
+	{
+		my $includes = $code =~ /^#include "\Q$h\E"/m;
+		ok(!$includes || ($family{$file} // '') eq $h,
+			"$file includes $h only if it is one of its files");
+	}
 }
 
 for my $file (sort @files)
 {
 	next unless defined $rank{$file};
 	my $code = slurp("$dir/$file");
-	my %owner = (%public, (grep { $_ eq $file } @lease_files) ? %internal : ());
+	my %owner = (%public, $family{$file} ? %{ $internal{ $family{$file} } } : ());
 	$code =~ s{/\*.*?\*/}{}gs;	# comments may name anything
 	my @up;
 	for my $name (sort keys %owner)
