@@ -121,7 +121,8 @@ get_duration(FunctionCallInfo fcinfo, int argno, const char *param,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("breaker parameter \"%s\" is out of range", param),
-				 errdetail("The value given was %s.", interval_string(iv))));
+				 errdetail("The value given was %s.", interval_string(iv)),
+				 errhint("Give at most %lld seconds.", (long long) INT_MAX)));
 	if (allow_zero && usecs < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
