@@ -14,7 +14,7 @@
  * Databases get a slot on first use; there are fence.max_databases slots.
  * A dropped database's slot is given back (FenceDbForgetDatabase) once
  * its leases are gone, by the lease table's sweep, which init.c hands to
- * FenceDbSetSweep() so that claiming a slot can run it (lease_table.c is
+ * FenceDbSetSweep() so that claiming a slot can run it (lease_drop.c is
  * above this module), so that databases that come and go (CI, tenants) do
  * not use the slots up; a new database whose OID happens to be a dropped
  * one's must not inherit its high-water mark either.  Counters are atomics

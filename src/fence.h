@@ -45,10 +45,10 @@
  *	   reserves one of the last blocks, and in fence_advance_tokens), a
  *	   database object (lease_drop.c's sweep of dropped databases, never
  *	   waited for).  Never taken with an LWLock or a spinlock held.
- *	2. "fence_breakers" (breaker.c; the breaker_*.c files take it).  Taken with no other lock of fence
- *	   held, and nothing is taken while it is held: a breaker's probe is
- *	   decided under it, taken as a lease with it released, and recorded
- *	   under it again.
+ *	2. "fence_breakers" (breaker.c; the breaker_*.c files take it).  Taken
+ *	   with no other lock of fence held, and nothing is taken while it is
+ *	   held: a breaker's probe is decided under it, taken as a lease with
+ *	   it released, and recorded under it again.
  *	3. "fence_databases" (dbstate.c), to claim or free a database's slot.
  *	   Taken with no partition lock held (a grant claims its slot before it
  *	   locks a partition); nothing is taken while it is held.
@@ -98,7 +98,7 @@
 /*
  * The probe lease of breaker <name> has the key "breaker:<name>".  The
  * prefix is reserved: the SQL lease functions refuse keys that begin with
- * it (lease_sql.c), and only breaker.c takes and ends them.
+ * it (lease_sql.c), and only breaker_sql.c takes and ends them.
  */
 #define FENCE_BREAKER_KEY_PREFIX		"breaker:"
 #define FENCE_BREAKER_KEY_PREFIX_LEN	(sizeof(FENCE_BREAKER_KEY_PREFIX) - 1)

@@ -111,7 +111,7 @@ FenceLeaseRelease(const char *key, int keylen, FenceToken token)
 
 /*
  * The same without the holder check, for a caller that has made its own
- * (breaker.c: whoever reports with the probe's token ends the probe).
+ * (breaker_sql.c: whoever reports with the probe's token ends the probe).
  */
 bool
 FenceLeaseReleaseToken(const char *key, int keylen, FenceToken token)

@@ -376,7 +376,7 @@ kind_conflict(const char *key, const FenceLeaseRequest *req, int held_permits)
 
 /*
  * Keys that begin with FENCE_BREAKER_KEY_PREFIX are the probe leases of the
- * circuit breakers, which breaker.c takes from the lease table directly.
+ * circuit breakers, which breaker_sql.c takes from the lease table directly.
  * Taking one here would let any role hold a breaker's probe lease, and so
  * keep the breaker from ever probing again, whatever its caller role; and
  * a release or a break here would end a probe behind its breaker's back.

@@ -4,7 +4,7 @@
  *		Waiting for a lease to end: fence_lease_wait_end().
  *
  * A session waiting for a lease of a partition to end sleeps on that
- * partition's condition variable (lease_table.c's FenceLeaseWatch), and
+ * partition's condition variable (FenceLeaseWatch, lease_internal.h), and
  * looks at the lease's status again each time it is woken.
  *
  * Locks: none held across the sleep; each look takes the partition lock,
