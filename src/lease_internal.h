@@ -60,7 +60,6 @@
 #define FENCE_LEASE_PARTITIONS	16		/* a power of two */
 #define FENCE_LEASE_TRANCHE		"fence_leases"
 
-
 #if PG_VERSION_NUM >= 170000
 #define FENCE_MY_PROCNO		MyProcNumber
 #else
@@ -231,7 +230,7 @@ typedef struct LeaseBlocker
 	char		owner[FENCE_MAX_OWNER_LEN + 1];
 } LeaseBlocker;
 
-/* ---------- predicates on a slot (no lock of their own) ---------- */
+/* ---------- a key's hash, and what a slot says ---------- */
 
 static inline uint32
 lease_hash(Oid dbid, const char *key, int keylen)
