@@ -20,13 +20,22 @@ EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(dir $(lastwo
 MODULE_big = fence
 
 OBJS = \
-	src/fence.o \
+	src/init.o \
 	src/guc.o \
 	src/clock.o \
 	src/dbstate.o \
 	src/counter.o \
 	src/token.o \
+	src/lease_roles.o \
 	src/lease_table.o \
+	src/lease_drop.o \
+	src/lease_permit.o \
+	src/lease_queue.o \
+	src/lease_release.o \
+	src/lease_wait.o \
+	src/lease_watch.o \
+	src/lease_grant.o \
+	src/lease_views.o \
 	src/session.o \
 	src/lease_sql.o \
 	src/citus.o \
@@ -35,7 +44,11 @@ OBJS = \
 	src/enforce.o \
 	src/protect.o \
 	src/extension.o \
-	src/breaker.o
+	src/breaker.o \
+	src/breaker_state.o \
+	src/breaker_args.o \
+	src/breaker_access.o \
+	src/breaker_sql.o
 
 # The install script of the current version is assembled from one piece per
 # concern, in this order (a later piece may use what an earlier one created).
@@ -96,7 +109,9 @@ all install installcheck:
 endif
 
 $(OBJS): src/fence.h
-src/enforce_cache.o src/enforce_commit.o src/enforce.o src/protect.o: src/enforce.h
+src/enforce_cache.o src/enforce_commit.o src/enforce.o src/protect.o: src/trigger.h
+$(filter src/lease_%,$(filter-out src/lease_sql.o,$(OBJS))): src/lease_internal.h
+$(filter src/breaker%,$(OBJS)): src/breaker_internal.h
 
 # An out-of-tree (VPATH) build, such as Debian's pg_buildext runs in
 # build-<version>/, writes the objects under src/ of the build directory and

@@ -53,6 +53,8 @@ SELECT fence_try_lease('err:k', '1 day 1 microsecond');
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_try_lease('err:k', '2147483647 days');
 \echo :LAST_ERROR_SQLSTATE
+SELECT fence_lease('err:k', '1 minute', timeout => '106752000 days');
+\echo :LAST_ERROR_SQLSTATE
 SELECT fence_lease('err:k', NULL);
 \echo :LAST_ERROR_SQLSTATE
 SELECT fence_xact_lease('err:k', '0');

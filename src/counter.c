@@ -29,7 +29,7 @@
  * running low (and no spare, and nobody reserving one) reserves the spare
  * itself before it looks at the lease table, with no lock held.  So a
  * grant under the partition lock almost never finds the block empty, which
- * would make it drop the lock for the I/O (see lease_table.c), and
+ * would make it drop the lock for the I/O (see lease_grant.c), and
  * concurrent backends do not each reserve a block when one runs out.
  *
  * The range ends at the sequence's maximum, 2^63-1.  A nextval that would
@@ -437,7 +437,7 @@ block_clear(FenceCounterBlock *block, Oid relid)
  * Initialize a block in new shared memory, or empty it when its database
  * slot is given to another database ("reuse": other backends may look at
  * it, so under its spinlock).  dbstate.c holds the blocks, one per database
- * slot, and calls this through the pointer fence.c gives it.
+ * slot, and calls this through the pointer init.c gives it.
  */
 void
 FenceCounterBlockInit(FenceCounterBlock *block, bool reuse)

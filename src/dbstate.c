@@ -13,8 +13,8 @@
  *
  * Databases get a slot on first use; there are fence.max_databases slots.
  * A dropped database's slot is given back (FenceDbForgetDatabase) once
- * its leases are gone, by the lease table's sweep, which fence.c hands to
- * FenceDbSetSweep() so that claiming a slot can run it (lease_table.c is
+ * its leases are gone, by the lease table's sweep, which init.c hands to
+ * FenceDbSetSweep() so that claiming a slot can run it (lease_drop.c is
  * above this module), so that databases that come and go (CI, tenants) do
  * not use the slots up; a new database whose OID happens to be a dropped
  * one's must not inherit its high-water mark either.  Counters are atomics
@@ -26,7 +26,7 @@
  * slot here.  So that the sweep of dropped databases (the lease table's)
  * frees them as well, FenceDbDatabases() also lists the databases that
  * have breakers, and FenceDbForgetDatabase() frees a database's
- * breakers with its slot, through the two functions fence.c hands to
+ * breakers with its slot, through the two functions init.c hands to
  * FenceDbShareDatabases().
  *
  *-------------------------------------------------------------------------
@@ -79,15 +79,15 @@ FenceDbShmemSize(void)
 
 /*
  * counter.c's initializer of the counter block each slot holds, which
- * fence.c hands to FenceDbShmemInit (a module calls only those below it).
+ * init.c hands to FenceDbShmemInit (a module calls only those below it).
  */
 static FenceCounterBlockInitFn init_counter_block = NULL;
 
-/* breaker.c's functions, which fence.c hands to FenceDbShareDatabases. */
+/* breaker.c's functions, which init.c hands to FenceDbShareDatabases. */
 static FenceDatabasesFn shared_databases = NULL;
 static FenceForgetDatabaseFn shared_forget_database = NULL;
 
-/* The lease table's sweep of dropped databases, which fence.c hands over. */
+/* The lease table's sweep of dropped databases, which init.c hands over. */
 static FenceSweepFn sweep_dropped = NULL;
 
 /* A slot as new: no database, no counts, no tokens. */

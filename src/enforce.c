@@ -43,7 +43,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "enforce.h"
+#include "trigger.h"
 
 /* Where the write's token came from (for messages). */
 typedef enum TokenSource

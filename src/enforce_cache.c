@@ -31,7 +31,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "enforce.h"
+#include "trigger.h"
 
 /*
  * Per-trigger cache, in TopMemoryContext.  enforce_rels lists each table's

@@ -25,7 +25,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "enforce.h"
+#include "trigger.h"
 
 /*
  * A (lease, token) pair a strict write was accepted under, to re-check at

@@ -6,7 +6,7 @@
  *		extension was created in.
  *
  * This is the bottom of the module list in fence.h: it calls no other
- * module, so any module may call it.  fence.c sets fence_preloaded from
+ * module, so any module may call it.  init.c sets fence_preloaded from
  * _PG_init; nothing else writes it.
  *
  *-------------------------------------------------------------------------

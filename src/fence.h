@@ -1,21 +1,35 @@
 /*-------------------------------------------------------------------------
  *
  * fence.h
- *		The one header of the fence extension: what each module offers the
- *		others.
+ *		The header every module includes: the types, limits and SQLSTATEs
+ *		they share, and what each module offers the modules above it.  It
+ *		calls nothing; the start-up wiring is init.c's.
  *
  * Modules, top to bottom (a module calls only modules below it):
  *
- *	fence.c			_PG_init and the shared-memory hooks; wires the rest
+ *	init.c			_PG_init and the shared-memory hooks; wires the rest
  *	protect.c		fence_protect(), fence_unprotect(): the trigger made and dropped
  *	enforce.c		the fence_enforce() trigger: the rule for each row, moved rows
  *	enforce_commit.c	the trigger's lease checks: strict (write, COMMIT), superseded
  *	enforce_cache.c	the trigger's arguments, checked, parsed and cached
- *	breaker.c		shared circuit breakers; a probe is a lease (a permit)
+ *	breaker_sql.c	the circuit breakers' SQL functions and view
+ *	breaker_access.c	who may use and manage a breaker
+ *	breaker_args.c	the breaker functions' arguments, checked
+ *	breaker_state.c	a breaker's state machine; a probe is a lease (a permit)
+ *	breaker.c		the shared table of circuit breakers
  *	lease_sql.c		SQL-callable lease functions, views and clock controls
  *	citus.c			Citus: the token in effect carried to the worker nodes
  *	session.c		what this backend holds, the token in effect, clean-up
- *	lease_table.c	the shared-memory lease table: grant, release, wait
+ *	lease_views.c	the lease table's views: fence_leases, its waiters, blockers
+ *	lease_grant.c	granting a lease (FenceLeaseAcquire)
+ *	lease_watch.c	waiting for a lease to end
+ *	lease_wait.c	a backend's own wait in a queue; its clean-up on error, exit
+ *	lease_release.c	release, abandon, renew, break
+ *	lease_queue.c	the lease table's FIFO queues; the hand-off to their heads
+ *	lease_permit.c	leases with permits (bulkheads)
+ *	lease_drop.c	the leases of dropped databases
+ *	lease_table.c	the shared-memory lease table: slots, partitions, status
+ *	lease_roles.c	per-role counts of leases that outlive their sessions
  *	counter.c		the durable per-database token counter
  *	clock.c			the lease clock: real time, or the virtual test clock
  *	dbstate.c		per-database shared state: slots, statistics, high-water mark
@@ -29,20 +43,21 @@
  *
  *	1. heavyweight locks: the token counter's sequence (counter.c, while it
  *	   reserves one of the last blocks, and in fence_advance_tokens), a
- *	   database object (lease_table.c's sweep of dropped databases, never
+ *	   database object (lease_drop.c's sweep of dropped databases, never
  *	   waited for).  Never taken with an LWLock or a spinlock held.
- *	2. "fence_breakers" (breaker.c).  Taken with no other lock of fence
- *	   held, and nothing is taken while it is held: a breaker's probe is
- *	   decided under it, taken as a lease with it released, and recorded
- *	   under it again.
+ *	2. "fence_breakers" (breaker.c; the breaker_*.c files take it).  Taken
+ *	   with no other lock of fence held, and nothing is taken while it is
+ *	   held: a breaker's probe is decided under it, taken as a lease with
+ *	   it released, and recorded under it again.
  *	3. "fence_databases" (dbstate.c), to claim or free a database's slot.
  *	   Taken with no partition lock held (a grant claims its slot before it
  *	   locks a partition); nothing is taken while it is held.
- *	4. one partition lock, "fence_leases" (lease_table.c); never two at
- *	   once.  Held only over work that cannot wait or ERROR: never across a
- *	   latch wait, palloc, the counter's refill (WAL flush, synchronous
- *	   replication) or an ereport.
- *	5. "fence_lease_roles" (lease_table.c), only inside a partition lock.
+ *	4. one partition lock, "fence_leases" (lease_table.c; every lease_*.c
+ *	   file but lease_sql.c takes it); never two at once.  Held only over
+ *	   work that cannot wait or ERROR: never across a latch wait, palloc,
+ *	   the counter's refill (WAL flush, synchronous replication) or an
+ *	   ereport.
+ *	5. "fence_lease_roles" (lease_roles.c), only inside a partition lock.
  *	6. spinlocks, each held for a few instructions and never two at once:
  *	   the lease table's free list, a database's token block (counter.c),
  *	   the virtual clock (clock.c), and the mutex of a partition's condition
@@ -83,7 +98,7 @@
 /*
  * The probe lease of breaker <name> has the key "breaker:<name>".  The
  * prefix is reserved: the SQL lease functions refuse keys that begin with
- * it (lease_sql.c), and only breaker.c takes and ends them.
+ * it (lease_sql.c), and only breaker_sql.c takes and ends them.
  */
 #define FENCE_BREAKER_KEY_PREFIX		"breaker:"
 #define FENCE_BREAKER_KEY_PREFIX_LEN	(sizeof(FENCE_BREAKER_KEY_PREFIX) - 1)
@@ -211,7 +226,7 @@ extern void FenceDbForgetDatabase(Oid dbid);
  * Per-database state that a module above keeps in shared memory of its own
  * (breaker.c's breakers), so that it goes with a dropped database's slot:
  * the databases it holds state of, into a palloc'd array, and forgetting
- * one database's.  fence.c hands breaker.c's functions over.
+ * one database's.  init.c hands breaker.c's functions over.
  */
 typedef int (*FenceDatabasesFn) (Oid **dbids);
 typedef int (*FenceForgetDatabaseFn) (Oid dbid);
@@ -221,7 +236,7 @@ extern void FenceDbShareDatabases(FenceDatabasesFn databases,
 /*
  * The lease table's sweep of dropped databases (it frees their leases, then
  * their slots through FenceDbForgetDatabase), which claiming a slot runs
- * when every slot is taken; fence.c hands it over.
+ * when every slot is taken; init.c hands it over.
  */
 typedef int (*FenceSweepFn) (void);
 extern void FenceDbSetSweep(FenceSweepFn sweep);
@@ -234,7 +249,7 @@ extern void FenceCounterReserveAhead(void);
 extern FenceToken FenceCounterAdvance(FenceToken at_least);
 extern void FenceCounterRequireIssued(FenceToken token);
 
-/* lease_table.c */
+/* The lease table: lease_table.c and the files lease_internal.h lists */
 typedef enum FenceLeaseStatus
 {
 	FENCE_LEASE_HELD,			/* current token, live */
@@ -335,9 +350,6 @@ typedef struct FenceBlockerInfo
 	char		owner[FENCE_MAX_OWNER_LEN];
 } FenceBlockerInfo;
 
-extern void FenceLeaseShmemRequest(void);
-extern Size FenceLeaseShmemSize(void);
-extern void FenceLeaseShmemInit(void);
 /*
  * What a held lease looked like when it was checked: enough to tell later,
  * without the partition lock, that nothing can have ended it since.
@@ -349,25 +361,29 @@ typedef struct FenceLeaseStamp
 	TimestampTz expires_at;		/* lease clock */
 } FenceLeaseStamp;
 
+/* lease_table.c */
+extern void FenceLeaseShmemRequest(void);
+extern Size FenceLeaseShmemSize(void);
+extern void FenceLeaseShmemInit(void);
 extern FenceLeaseStatus FenceLeaseGetStatus(Oid dbid, const char *key,
 											int keylen, FenceToken token,
 											FenceLeaseStamp *stamp);
-extern FenceLeaseStatus FenceLeaseWaitEnd(Oid dbid, const char *key,
-										  int keylen, FenceToken token,
-										  TimestampTz deadline,
-										  bool *timed_out);
 extern FenceLeaseStatus FenceLeaseGetStatusRole(Oid dbid, const char *key,
 												int keylen, FenceToken token,
 												FenceLeaseStamp *stamp,
 												Oid *roleid);
 extern bool FenceLeaseStampHolds(const FenceLeaseStamp *stamp);
-extern int	FenceLeaseForgetDroppedDatabases(void);
-extern void FenceLeaseDatabaseDropping(Oid dbid);
 extern const char *FenceLeaseStatusName(FenceLeaseStatus status);
 extern const char *FenceLeaseScopeName(FenceLeaseScope scope);
+
+/* lease_drop.c */
+extern int	FenceLeaseForgetDroppedDatabases(void);
+extern void FenceLeaseDatabaseDropping(Oid dbid);
+
+/* lease_queue.c */
 extern void FenceLeaseWakeWaiters(void);
-extern void FenceLeaseAcquire(const FenceLeaseRequest *req,
-							  FenceLeaseGrant *grant);
+
+/* lease_release.c */
 extern bool FenceLeaseRelease(const char *key, int keylen, FenceToken token);
 extern bool FenceLeaseReleaseToken(const char *key, int keylen,
 								   FenceToken token);
@@ -375,6 +391,18 @@ extern bool FenceLeaseAbandon(const char *key, int keylen, FenceToken token);
 extern bool FenceLeaseRenew(const char *key, int keylen, FenceToken token,
 							int64 ttl);
 extern bool FenceLeaseBreak(const char *key, int keylen, FenceToken *token);
+
+/* lease_watch.c */
+extern FenceLeaseStatus FenceLeaseWaitEnd(Oid dbid, const char *key,
+										  int keylen, FenceToken token,
+										  TimestampTz deadline,
+										  bool *timed_out);
+
+/* lease_grant.c */
+extern void FenceLeaseAcquire(const FenceLeaseRequest *req,
+							  FenceLeaseGrant *grant);
+
+/* lease_views.c */
 extern int	FenceLeaseSnapshot(FenceLeaseInfo **leases);
 extern int	FenceLeaseSnapshotKey(const char *key, int keylen,
 								  FenceLeaseInfo **leases);
@@ -406,7 +434,7 @@ extern void FenceCitusInit(void);
 extern FenceCitusTable FenceCitusTableKind(Oid relid);
 extern void FenceCitusCheckProtect(Oid relid, bool strict);
 
-/* enforce_cache.c (the types are in enforce.h, for the trigger's files) */
+/* enforce_cache.c (the types are in trigger.h, for the trigger's files) */
 typedef struct EnforceConfig EnforceConfig;
 typedef struct EnforceTrigger EnforceTrigger;
 struct RelationData;

@@ -135,19 +135,25 @@ duration_out_of_range(DurationArg what, Interval *iv)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lease TTL is out of range"),
-					 errdetail("The value given was %s.", interval_text(iv))));
+					 errdetail("The value given was %s.", interval_text(iv)),
+					 errhint("A lease TTL may be at most fence.max_ttl, which is %s.",
+							 GetConfigOptionByName("fence.max_ttl", NULL, false))));
 			break;
 		case DURATION_TIMEOUT:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("timeout is out of range"),
-					 errdetail("The value given was %s.", interval_text(iv))));
+					 errdetail("The value given was %s.", interval_text(iv)),
+					 errhint("A timeout may be at most %lld days.",
+							 (long long) (PG_INT64_MAX / USECS_PER_DAY))));
 			break;
 		case DURATION_CLOCK_ADVANCE:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("clock advance is out of range"),
-					 errdetail("The value given was %s.", interval_text(iv))));
+					 errdetail("The value given was %s.", interval_text(iv)),
+					 errhint("The clock may be advanced by at most %lld days at a time.",
+							 (long long) (PG_INT64_MAX / USECS_PER_DAY))));
 			break;
 	}
 }
@@ -370,7 +376,7 @@ kind_conflict(const char *key, const FenceLeaseRequest *req, int held_permits)
 
 /*
  * Keys that begin with FENCE_BREAKER_KEY_PREFIX are the probe leases of the
- * circuit breakers, which breaker.c takes from the lease table directly.
+ * circuit breakers, which breaker_sql.c takes from the lease table directly.
  * Taking one here would let any role hold a breaker's probe lease, and so
  * keep the breaker from ever probing again, whatever its caller role; and
  * a release or a break here would end a probe behind its breaker's back.

@@ -27,7 +27,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
-#include "enforce.h"
+#include "trigger.h"
 
 /* Run one utility command through SPI. */
 static void

@@ -690,7 +690,7 @@ session_end(bool at_exit)
 }
 
 /*
- * Backend exit.  (A wait in progress is lease_table.c's to undo, in its own
+ * Backend exit.  (A wait in progress is lease_wait.c's to undo, in its own
  * exit callback.)
  */
 static void

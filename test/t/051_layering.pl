@@ -1,8 +1,11 @@
 # The module list at the top of src/fence.h is a layering: a module calls
 # only modules below it.  Every function and variable fence.h declares
 # belongs to the module whose "/* name.c */" section declares it; a C file
-# that uses one declared by a module above it in the list fails here.
-# Needs no server.
+# that uses one declared by a module above it in the list fails here.  The
+# files of the lease table share a private header, src/lease_internal.h,
+# whose list of those files is theirs in fence.h, in the same order, and
+# whose sections are read the same way; so do the breakers' files and
+# src/breaker_internal.h.  Needs no server.
 use strict;
 use warnings;
 
@@ -26,29 +29,69 @@ my @modules = $header =~ /^ \*\t(\w+\.c)\t/mg;
 my %rank;
 @rank{@modules} = (0 .. $#modules);
 cmp_ok(scalar(@modules), '>=', 5, 'fence.h lists the modules');
-is($modules[0], 'fence.c', 'fence.c, the wiring, is at the top');
+is($modules[0], 'init.c', 'init.c, the wiring, is at the top');
 
 my @files = map { s{.*/}{}r } glob("$dir/*.c");
 is_deeply([ sort @files ], [ sort @modules ], 'every C file is in the list, and only those');
 
-# Which module declares each extern function or variable.
-my (%owner, $section);
-for my $line (split /\n/, $header)
+# The files that share a private header (lease_internal.h, the lease
+# table's; breaker_internal.h, the breakers'): each header lists them, in
+# fence.h's order.
+my %private = (
+	'lease_internal.h' => sub { $_[0] =~ /^lease_/ && $_[0] ne 'lease_sql.c' },
+	'breaker_internal.h' => sub { $_[0] =~ /^breaker/ });
+my (%internal_text, %family);
+for my $h (sort keys %private)
 {
-	if ($line =~ m{^/\* (\w+\.c) \*/})
-	{
-		$section = $1;
-		next;
-	}
-	next unless defined $section;
-	$owner{$1} = $section if $line =~ /^extern\s[^(;]*?\**\b(\w+)\s*[(;]/;
+	$internal_text{$h} = slurp("$dir/$h");
+	my @listed = $internal_text{$h} =~ /^ \*\t(\w+\.c)\t/mg;
+	is_deeply(\@listed, [ grep { $private{$h}->($_) } @modules ],
+		"$h lists its files in fence.h's order");
+	$family{$_} = $h for @listed;
 }
-cmp_ok(scalar(keys %owner), '>=', 20, 'fence.h declares the modules\' functions');
+
+# Which module declares each extern function or variable: fence.h's, and
+# lease_internal.h's (those only the lease table's files can see).
+sub owners
+{
+	my ($text) = @_;
+	my (%owner, $section);
+	for my $line (split /\n/, $text)
+	{
+		if ($line =~ m{^/\* (\w+\.c) \*/})
+		{
+			$section = $1;
+			next;
+		}
+		next unless defined $section;
+		$owner{$1} = $section
+		  if $line =~ /^extern\s[^(;]*?\**\b(\w+)\s*[(;\[]/;
+	}
+	return %owner;
+}
+my %public = owners($header);
+my %internal = map { $_ => { owners($internal_text{$_}) } } keys %private;
+cmp_ok(scalar(keys %public), '>=', 20, 'fence.h declares the modules\' functions');
+cmp_ok(scalar(keys %{ $internal{$_} }), '>=', 5, "$_ declares its files' functions")
+  for sort keys %private;
+
+# Only the files a private header lists include it.
+for my $file (sort @files)
+{
+	my $code = slurp("$dir/$file");
+	for my $h (sort keys %private)
+	{
+		my $includes = $code =~ /^#include "\Q$h\E"/m;
+		ok(!$includes || ($family{$file} // '') eq $h,
+			"$file includes $h only if it is one of its files");
+	}
+}
 
 for my $file (sort @files)
 {
 	next unless defined $rank{$file};
 	my $code = slurp("$dir/$file");
+	my %owner = (%public, $family{$file} ? %{ $internal{ $family{$file} } } : ());
 	$code =~ s{/\*.*?\*/}{}gs;	# comments may name anything
 	my @up;
 	for my $name (sort keys %owner)

@@ -1,14 +1,17 @@
 /*-------------------------------------------------------------------------
  *
- * fence.c
+ * init.c
  *		Module entry point, and wiring only: defines the settings, installs
  *		the trigger's transaction callbacks and session.c's DISCARD ALL hook,
  *		and when the library is in shared_preload_libraries, claims shared
  *		memory for the modules that need it and has them create or attach to
  *		it at startup, and tells the lease table of each DROP DATABASE.
  *
- * Nothing in here is called by another module; what every module needs
- * about the extension as a whole lives at the bottom, in extension.c.
+ * Nothing in here is called by another module: it stands at the top of the
+ * module list (fence.h) and calls down into each module.  What every
+ * module needs about the extension as a whole lives at the bottom, in
+ * extension.c; fence.h, which every file includes, declares and defines
+ * nothing that calls.
  *
  *-------------------------------------------------------------------------
  */

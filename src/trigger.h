@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * enforce.h
+ * trigger.h
  *		What the trigger's files share: a trigger's parsed arguments and its
  *		cache entry.  Included by protect.c, enforce.c, enforce_commit.c and
  *		enforce_cache.c only; the functions they offer each other are
@@ -8,8 +8,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef FENCE_ENFORCE_H
-#define FENCE_ENFORCE_H
+#ifndef FENCE_TRIGGER_H
+#define FENCE_TRIGGER_H
 
 #include "access/attnum.h"
 #include "fmgr.h"
@@ -87,4 +87,4 @@ struct EnforceTrigger
 #define FENCE_TRIGGER_NAME "zz_fence_enforce"
 
 
-#endif							/* FENCE_ENFORCE_H */
+#endif							/* FENCE_TRIGGER_H */
