@@ -41,8 +41,8 @@ from proxy import Proxy  # noqa: E402
 
 PROFILES = {
     # seconds of faults, minimum counts the run must reach
-    "short": {"seconds": 100, "gap": (2.0, 5.0),
-              "min": {"ok_writes": 150, "stale_rejections": 10, "takeovers": 5,
+    "short": {"seconds": 90, "gap": (2.0, 5.0),
+              "min": {"ok_writes": 120, "stale_rejections": 10, "takeovers": 5,
                       "crashes": 2, "failovers": 1}},
     "full": {"seconds": 1200, "gap": (3.0, 10.0),
              "min": {"ok_writes": 500, "stale_rejections": 50, "takeovers": 20,
@@ -100,7 +100,9 @@ class Node:
 
     def own_conf(self):
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            f.write("port = %d\ncluster_name = '%s'\n" % (self.port, self.name))
+            # Every node, once primary, waits for a synchronous standby.
+            f.write("port = %d\ncluster_name = '%s'\nsynchronous_standby_names = '*'\n"
+                    % (self.port, self.name))
 
     def initdb(self):
         os.makedirs(self.dir, exist_ok=True)
@@ -316,12 +318,32 @@ class Run:
     def wait_primary(self):
         self.primary.connect(timeout=120).close()
 
+    KINDS = [("pause-client", 8), ("pause-holder-backend", 8), ("kill-client", 6),
+             ("terminate-backend", 5), ("clock-forward", 5), ("clock-backward", 3),
+             ("clock-strobe", 2), ("crash", 5), ("kill-backend", 4), ("kill-postmaster", 2),
+             ("partition", 10), ("failover", 5), ("pause-walreceiver", 3)]
+
+    def schedule(self):
+        """The faults of the run, in a seeded order: the profile's minimum
+        of crashes and failovers, one more of each, and the rest drawn by
+        weight, for about as many faults as the run's length holds."""
+        lo, hi = self.profile["gap"]
+        n = int(self.seconds / ((lo + hi) / 2 + 4.25)) + 1
+        mins = self.profile["min"]
+        crashes = ["crash", "kill-backend", "kill-postmaster"]
+        deck = [crashes[i % 3] for i in range(mins["crashes"] + 1)]
+        deck += ["failover"] * (mins["failovers"] + 1)
+        names = [k for k, _ in self.KINDS]
+        weights = [w for _, w in self.KINDS]
+        deck += self.rng.choices(names, weights, k=max(0, n - len(deck)))
+        self.rng.shuffle(deck)
+        self.deck = deck
+
     def fault(self):
-        kinds = [("pause-client", 8), ("pause-holder-backend", 8), ("kill-client", 6),
-                 ("terminate-backend", 5), ("clock-forward", 5), ("clock-backward", 3),
-                 ("clock-strobe", 2), ("crash", 5), ("kill-backend", 4), ("kill-postmaster", 2),
-                 ("partition", 10), ("failover", 5), ("pause-walreceiver", 3)]
-        kind = self.rng.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
+        if self.deck:
+            kind = self.deck.pop()
+        else:
+            kind = self.rng.choices([k for k, _ in self.KINDS], [w for _, w in self.KINDS])[0]
         d = self.rng.uniform(0.5, 8.0)
         getattr(self, "f_" + kind.replace("-", "_"))(d)
         self.count(kind)
@@ -481,6 +503,7 @@ class Run:
 
     def go(self):
         self.setup()
+        self.schedule()
         for slot in range(self.args.workers):
             self.spawn(slot, 0)
         start = time.monotonic()

@@ -305,7 +305,7 @@ class Worker:
     def pause(self, short=False):
         r = self.rng.random()
         if short or r < 0.7:
-            time.sleep(self.rng.uniform(0, 0.3 * self.ttl))
+            time.sleep(self.rng.uniform(0, 0.15 * self.ttl))
         else:
             time.sleep(self.rng.uniform(0.3 * self.ttl, 1.5 * self.ttl))
 
