@@ -25,7 +25,7 @@ import psycopg
 from history import Recorder, now_ns
 
 ISOLATION = ["READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"]
-SYNCREP_CANCEL = re.compile(r"canceled wait for synchronous replication|"
+SYNCREP_CANCEL = re.compile(r"wait for synchronous replication|"
                             r"cancel.*synchronous standby", re.I)
 
 
