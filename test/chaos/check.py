@@ -292,7 +292,7 @@ def check(ops, ttl=2.0, durable=True, margin=0.05):
         "partitions": sum(1 for c in nem if c.f == "partition"),
         "pauses": sum(1 for c in nem if c.f.startswith("pause")),
         "kills": sum(1 for c in nem if c.f in ("kill-client", "terminate-backend")),
-        "clock_moves": sum(1 for c in nem if c.f == "clock"),
+        "clock_moves": sum(1 for c in nem if c.f == "clock" and c.v.get("offsets")),
         "held_intervals": sum(len(x) for x in intervals.values()),
         "claimed_rmw_ok": sum(1 for w in writes if w.f == "rmw" and w.type == "ok"),
         "unclaimed_rmw_ok": sum(1 for w in writes if w.f == "rmw-nc" and w.type == "ok"),
