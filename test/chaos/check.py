@@ -300,8 +300,13 @@ def check(ops, ttl=2.0, durable=True, margin=0.05):
     }
     for f in ("read", "renew", "release"):
         counts["ok_" + f + "s"] = sum(1 for c in work if c.f == f and c.type == "ok")
+    by_f = defaultdict(Counter)
+    for c in work:
+        if c.process != "final":
+            by_f[c.f][c.type] += 1
     return {"violations": [(p, m) for p, _ in PROPS for m in v[p]], "by_prop": dict(v),
-            "notes": notes, "counts": counts}
+            "notes": notes, "counts": counts, "by_f": {f: dict(t) for f, t in by_f.items()},
+            "faults": dict(Counter(c.f for c in nem if c.f != "clock" or c.v.get("offsets")))}
 
 
 def held_intervals(work, nem, grants, ttl, margin):
@@ -381,6 +386,9 @@ def render(result):
         lines.append("  note: " + n)
     c = result["counts"]
     lines.append("  counts: " + ", ".join("%s %d" % kv for kv in c.items()))
+    for f, t in sorted(result["by_f"].items()):
+        lines.append("  %-10s %s" % (f, ", ".join("%s %d" % (k, t.get(k, 0)) for k in ("ok", "fail", "info"))))
+    lines.append("  faults: " + ", ".join("%s %d" % kv for kv in sorted(result["faults"].items())))
     lines.append("  violations: %s" % (len(result["violations"]) or "none"))
     return "\n".join(lines) + "\n"
 
