@@ -5,6 +5,8 @@
 #   make test       every suite against a throwaway instance (test/run)
 #   make demo       replay the incident timelines on a throwaway instance (test/demo)
 #   make bench      side-by-side benchmarks (test/bench/run)
+#   make chaos      the full fault test, about 20 minutes (test/chaos/;
+#                   FENCE_CHAOS_SEED and FENCE_CHAOS_SECONDS as for make test)
 #   make check-asserts
 #                   compile the sources as an assert-enabled server would
 #   make prove_installcheck PROVE_TESTS=t/001_crash.pl
@@ -156,7 +158,7 @@ prove_installcheck:
 	FENCE_SRC='$(abspath $(srcdir))' \
 	prove -I '$(pgxsdir)/src/test/perl' -I . $(PROVE_FLAGS) $(PROVE_TESTS)
 
-.PHONY: test demo bench
+.PHONY: test demo bench chaos
 test:
 	@FENCE_PG_CONFIG='$(FENCE_PG_CONFIG)' bash test/run
 
@@ -165,3 +167,8 @@ demo:
 
 bench:
 	@FENCE_PG_CONFIG='$(FENCE_PG_CONFIG)' bash test/bench/run
+
+# The fault test's full schedule: test/t/080_chaos.pl with FENCE_CHAOS=full,
+# through the same harness as make test (which runs its short schedule).
+chaos:
+	@FENCE_PG_CONFIG='$(FENCE_PG_CONFIG)' FENCE_CHAOS=full FENCE_SUITES=tap FENCE_TESTS=080_chaos bash test/run

@@ -99,6 +99,11 @@ fence_missing_packages() {
 				command -v node >/dev/null 2>&1 || missing+=(nodejs)
 				command -v npm >/dev/null 2>&1 || missing+=(npm)
 				;;
+			# The fault test (test/t/080_chaos.pl, test/chaos/): Debian's
+			# Python with psycopg 3.
+			chaos)
+				/usr/bin/python3 -c 'import psycopg' 2>/dev/null || missing+=(python3-psycopg)
+				;;
 			# The Python client's tests (test/t/044_python_client.pl): Debian's
 			# Python with psycopg 3, psycopg_pool, pytest and pytest-asyncio,
 			# and what a venv needs to pip install the package offline.
