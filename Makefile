@@ -23,12 +23,14 @@ OBJS = \
 	src/fence.o \
 	src/guc.o \
 	src/clock.o \
+	src/watch_any.o \
 	src/dbstate.o \
 	src/counter.o \
 	src/token.o \
 	src/lease_table.o \
 	src/session.o \
 	src/lease_sql.o \
+	src/lease_watch_many.o \
 	src/citus.o \
 	src/enforce_cache.o \
 	src/enforce_commit.o \

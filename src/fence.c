@@ -85,6 +85,7 @@ fence_shmem_request(void)
 									add_size(FenceDbShmemSize(),
 											 FenceLeaseShmemSize())));
 	RequestAddinShmemSpace(FenceBreakerShmemSize());
+	RequestAddinShmemSpace(FenceWatchAnyShmemSize());
 	FenceDbShmemRequest();
 	FenceLeaseShmemRequest();
 	FenceBreakerShmemRequest();
@@ -102,6 +103,7 @@ fence_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	FenceClockShmemInit();
+	FenceWatchAnyShmemInit();
 	FenceDbShmemInit(FenceCounterBlockInit);
 	FenceLeaseShmemInit();
 	FenceBreakerShmemInit();

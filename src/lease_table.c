@@ -567,6 +567,7 @@ bump_generation(uint32 partition)
 	pg_atomic_fetch_add_u64(&lease_shared->generations[partition].value, 1);
 	if (pg_atomic_read_u32(&lease_shared->watches[partition].w.sleepers) > 0)
 		ConditionVariableBroadcast(&lease_shared->watches[partition].w.cv);
+	FenceWatchAnyNotify();
 }
 
 /* The partition whose lock this is. */
@@ -2105,6 +2106,13 @@ lease_wait_event(void)
 #endif
 }
 
+/* The same wait event, for fence_wait_leases_end (lease_watch_many.c). */
+uint32
+FenceLeaseWaitEvent(void)
+{
+	return lease_wait_event();
+}
+
 /* Milliseconds since the wait began, split for "%ld.%03d ms". */
 static void
 waited_ms(long *msecs, int *usecs)
@@ -2981,6 +2989,7 @@ FenceLeaseWakeWaiters(void)
 		if (pg_atomic_read_u32(&lease_shared->watches[i].w.sleepers) > 0)
 			ConditionVariableBroadcast(&lease_shared->watches[i].w.cv);
 	}
+	FenceWatchAnyNotify();
 }
 
 /*
