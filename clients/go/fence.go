@@ -89,6 +89,20 @@ func New(pool Pool, opts ...Option) *Fence {
 	return f
 }
 
+// connectOwn opens a connection of a lease's own (f.connect), without the
+// pool's timeouts.
+func (f *Fence) connectOwn(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := f.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, sqlOwnSettings); err != nil {
+		_ = conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
+}
+
 // Options of one lease.
 type Options struct {
 	// TTL is the lease's time to live, renewed every third of it while it

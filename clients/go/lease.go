@@ -235,7 +235,7 @@ func (l *Lease) releaseWith(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			// The pool may be what failed: once more on a connection of its own.
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if conn, cerr := l.f.connect(cctx); cerr == nil {
+			if conn, cerr := l.f.connectOwn(cctx); cerr == nil {
 				err = conn.QueryRow(cctx, sqlRelease, l.key, l.token).Scan(&ok)
 				_ = conn.Close(context.Background())
 			}
@@ -363,7 +363,7 @@ func (l *Lease) suspend(err error) {
 
 // acquire takes the lease on a connection of its own.
 func (l *Lease) acquire(ctx context.Context) error {
-	own, err := l.f.connect(ctx)
+	own, err := l.f.connectOwn(ctx)
 	if err != nil {
 		return err
 	}
@@ -546,7 +546,7 @@ func (l *Lease) watch() {
 func (l *Lease) reconnect(ctx context.Context) *pgx.Conn {
 	for ctx.Err() == nil && l.Err() == nil {
 		cctx, cancel := context.WithTimeout(ctx, maxDuration(l.tryTimeout, time.Second))
-		conn, err := l.f.connect(cctx)
+		conn, err := l.f.connectOwn(cctx)
 		var status string
 		var started time.Time
 		if err == nil {

@@ -517,3 +517,53 @@ func TestWaiterGetsReleasedLease(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A pool whose connections time out after 100 ms: the lease's own
+// connection does not inherit that, and its watchdog keeps one wait going
+// for the 2 s the lease is held, then learns of a break within a second.
+func TestPoolStatementTimeoutSparesWatchdog(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 2
+	for _, setting := range []string{"statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"} {
+		cfg.ConnConfig.RuntimeParams[setting] = "100"
+	}
+	app := "pgfence-test-" + name(t)
+	cfg.ConnConfig.RuntimeParams["application_name"] = app
+	pool, err := pgxpool.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	fx := pgfence.New(pool)
+	err = fx.Do(context.Background(), key, pgfence.Options{TTL: time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+		time.Sleep(2 * time.Second)
+		if l.Err() != nil {
+			t.Fatalf("lost after 2 s: %v", l.Err())
+		}
+		var long bool
+		if err := admin.QueryRow(context.Background(), "SELECT count(*) = 1 FROM pg_stat_activity "+
+			"WHERE application_name = $1 AND state = 'active' AND query LIKE 'SELECT fence_wait_lease_end(%' "+
+			"AND now() - query_start > interval '1.5 seconds'", app).Scan(&long); err != nil {
+			t.Fatal(err)
+		}
+		if !long {
+			t.Error("the watchdog's wait did not last: the pool's statement_timeout reached it")
+		}
+		broke := time.Now()
+		exec1(t, admin, "SELECT fence_break($1)", key)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+			t.Fatal("ctx not cancelled within a second of fence_break")
+		}
+		if took := time.Since(broke); took > time.Second {
+			t.Errorf("ctx cancelled %s after fence_break", took)
+		}
+		return ctx.Err()
+	})
+	wantLost(t, "Do", err, pgfence.Broken)
+}

@@ -77,7 +77,7 @@ is_deeply(
 		sort qw(breakCancelsTheRunningStatement() failedRenewalsSuspendUntilTheDeadline()
 		  frozenHolderIsFencedOut()
 		  killedHoldersLeaseExpires() leaseThroughTransactionPooling()
-		  pooledConnectionCarriesNoToken()
+		  poolTimeoutsDoNotReachTheWatchdog() pooledConnectionCarriesNoToken()
 		  renewalKeepsAShortLease() serverRestartLosesTheLease())
 	],
 	'every test ran');
@@ -87,8 +87,8 @@ note($1) if $out =~ /(frozen holder said: [^\n]*)/;
 my ($found) = $out =~ /\[\s*(\d+) tests found\s*\]/;
 my ($good) = $out =~ /\[\s*(\d+) tests successful\s*\]/;
 my ($bad) = $out =~ /\[\s*(\d+) tests failed\s*\]/;
-is($found, 8, 'the launcher found 8 tests');
-is($good, 8, 'the launcher reports 8 tests successful');
+is($found, 9, 'the launcher found 9 tests');
+is($good, 9, 'the launcher reports 9 tests successful');
 is($bad, 0, 'and 0 failed');
 
 IPC::Run::signal($bouncer, 'TERM');

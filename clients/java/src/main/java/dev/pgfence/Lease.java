@@ -61,6 +61,12 @@ public final class Lease implements AutoCloseable {
         "SELECT fence_lease_status(?::text, ?::bigint), pg_postmaster_start_time()::text";
     static final String SQL_WAIT_END = "SELECT fence_wait_lease_end(?::text, ?::bigint, ?::interval)";
     static final String SQL_USE_TOKEN = "SELECT fence_use_token(?::bigint, ?::text)";
+    /** The timeouts an own connection must not keep from the pool's settings, and their values. */
+    static final String SQL_OWN_TIMEOUTS = "SELECT current_setting('statement_timeout'), "
+        + "current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout')";
+    /** Sets them (session-wide, for the watchdog's wait): to 0, and back before the connection goes. */
+    static final String SQL_SET_TIMEOUTS = "SELECT set_config('statement_timeout', ?, false), "
+        + "set_config('lock_timeout', ?, false), set_config('idle_in_transaction_session_timeout', ?, false)";
     // What this owner holds of the key after a grant whose answer never came back.
     static final String SQL_RELEASE_OWNED = "SELECT fence_release(l.key, l.token) FROM fence_leases l "
         + "WHERE l.database = current_database() AND l.key = ?::text AND l.owner = ?::text";
@@ -92,6 +98,9 @@ public final class Lease implements AutoCloseable {
     private boolean closed; // guarded by lock
 
     private volatile Connection own;
+    /** The own connection's timeouts as they came, while the watchdog has them at 0; or null. */
+    private volatile Object[] ownTimeouts;
+    private volatile Connection ownTimeoutsOf;
     private volatile Statement ownStatement;
     private volatile Thread watchdog;
     private volatile ScheduledFuture<?> renewTask;
@@ -304,6 +313,8 @@ public final class Lease implements AutoCloseable {
                 // Wait forever: lock_timeout would end fence_lease's wait too.
                 query(own, "SET LOCAL lock_timeout = 0", 0);
             }
+            // fence_lease's own timeout bounds the wait, not the pool's statement_timeout.
+            query(own, "SET LOCAL statement_timeout = 0", 0);
             long sent = System.nanoTime();
             asked = true;
             Object[] row = wait != null && wait.isZero()
@@ -477,6 +488,15 @@ public final class Lease implements AutoCloseable {
                         return;
                     }
                 }
+                if (ownTimeoutsOf != c) {
+                    try {
+                        liftTimeouts(c);
+                    } catch (SQLException e) {
+                        closeOwn(c);
+                        c = null;
+                        continue;
+                    }
+                }
                 String how;
                 try (PreparedStatement ps = c.prepareStatement(SQL_WAIT_END)) {
                     bind(ps, key, token, interval(WATCHDOG_POLL));
@@ -542,7 +562,29 @@ public final class Lease implements AutoCloseable {
     }
 
     private void closeOwn(Connection c) {
+        if (c != null && ownTimeoutsOf == c) {
+            // It may go back to a pool: with the timeouts it came with.
+            try {
+                query(c, SQL_SET_TIMEOUTS, 0, ownTimeouts);
+            } catch (SQLException ignored) {
+                // Broken: closing is all that is left.
+            }
+            ownTimeoutsOf = null;
+            ownTimeouts = null;
+        }
         giveBack(c, ownAutoCommit);
+    }
+
+    /**
+     * Lifts the pool's statement_timeout, lock_timeout and idle_in_transaction_session_timeout
+     * on an own connection (autocommit) for the watchdog: a statement_timeout would cut every
+     * wait short and make it reconnect in a loop.  closeOwn puts them back.
+     */
+    private void liftTimeouts(Connection c) throws SQLException {
+        Object[] was = query(c, SQL_OWN_TIMEOUTS, 0);
+        query(c, SQL_SET_TIMEOUTS, 0, "0", "0", "0");
+        ownTimeouts = was;
+        ownTimeoutsOf = c;
     }
 
     /** Closes an own connection with its autocommit as it came (it may go back to a pool). */

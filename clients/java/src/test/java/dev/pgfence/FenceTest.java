@@ -207,6 +207,39 @@ class FenceTest {
             "close() says the lease had been lost");
     }
 
+    /**
+     * A pool whose connections time out after 100 ms, whose connections the lease's own come
+     * from too: the watchdog's one wait lasts the 2 s the lease is held and learns of a break
+     * within a second, and the connection goes back to the pool with its timeouts.
+     */
+    @Test
+    void poolTimeoutsDoNotReachTheWatchdog() throws Exception {
+        String app = "pgfence-timeouts";
+        String strictUrl = url + (url.contains("?") ? "&" : "?") + "ApplicationName=" + app
+            + "&options=-c%20statement_timeout=100%20-c%20lock_timeout=100"
+            + "%20-c%20idle_in_transaction_session_timeout=100";
+        try (SimplePool strict = new SimplePool(strictUrl)) {
+            try (Connection c = strict.getConnection()) {
+                assertEquals("100ms", value(c, "SHOW statement_timeout"));
+            }
+            Fence f = new Fence(strict);
+            Lease lease = f.acquire("timeouts:me", Duration.ofSeconds(1), Duration.ZERO);
+            Thread.sleep(2000);
+            assertNull(lease.lost().getNow(null), "still held after 2 s");
+            assertEquals("1", value("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app
+                + "' AND state = 'active' AND query LIKE 'SELECT fence_wait_lease_end(%' "
+                + "AND now() - query_start > interval '1.5 seconds'"), "one wait all along");
+            long broken = System.nanoTime();
+            value("SELECT fence_break('timeouts:me')");
+            assertEquals(How.BROKEN, lease.lost().get(1, TimeUnit.SECONDS).how());
+            assertTrue((System.nanoTime() - broken) / 1_000_000 < 1000, "within a second");
+            assertThrows(LeaseLostException.class, lease::close);
+            try (Connection c = strict.getConnection()) {
+                assertEquals("100ms", value(c, "SHOW statement_timeout"), "given back as it came");
+            }
+        }
+    }
+
     /** The pooled connection goes back carrying no token, in autocommit; LF003 is classified. */
     @Test
     void pooledConnectionCarriesNoToken() throws Exception {
