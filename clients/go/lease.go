@@ -25,6 +25,7 @@ type Lease struct {
 	token       int64
 	serverStart time.Time
 	own         *pgx.Conn // the lease's own connection, the watchdog's once started
+	dog         *watchdog // the fence's watchdog, when it watches this lease
 
 	ctx       context.Context    // Context(): ends with the lease
 	stop      context.CancelFunc // stops the renewer and the watchdog
@@ -224,6 +225,9 @@ func (l *Lease) releaseWith(ctx context.Context) {
 		l.lostFirst = l.lostErr()
 		l.stop()
 		l.wg.Wait()
+		if l.dog != nil {
+			l.dog.remove(l) // its release ends the running wait
+		}
 		if l.own != nil { // not started: closed here
 			_ = l.own.Close(context.Background())
 			l.own = nil
@@ -418,6 +422,12 @@ func (l *Lease) acquire(ctx context.Context) error {
 		}
 		l.renewed(sent)
 	}
+	if dog := l.f.watchdogFor(ctx, own); dog != nil {
+		// The fence's watchdog watches it: its own connection is done.
+		_ = own.Close(context.Background())
+		l.own = nil
+		l.dog = dog
+	}
 	return nil
 }
 
@@ -431,6 +441,12 @@ func (l *Lease) releaseOwned() {
 }
 
 func (l *Lease) start() {
+	if l.dog != nil {
+		l.wg.Add(1)
+		go l.renewLoop()
+		l.dog.add(l)
+		return
+	}
 	l.wg.Add(2)
 	go l.renewLoop()
 	go l.watch()

@@ -31,6 +31,10 @@ const (
 	sqlStatus   = "SELECT fence_lease_status($1::text, $2::bigint), pg_postmaster_start_time()"
 	sqlWaitEnd  = "SELECT fence_wait_lease_end($1::text, $2::bigint, $3::text::interval)"
 	sqlUseToken = "SELECT fence_use_token($1::bigint, $2::text)"
+	// One watchdog for all the leases of a Fence (fence 1.3 and later).
+	sqlHasWaitLeasesEnd = "SELECT to_regproc('fence_wait_leases_end') IS NOT NULL"
+	sqlWaitLeasesEnd    = "SELECT key, token::bigint, status FROM fence_wait_leases_end($1::text[], $2::bigint[], $3::text::interval)"
+	sqlServerStarted    = "SELECT pg_postmaster_start_time()"
 	// What this owner holds of the key after a grant whose answer never
 	// came back (the wait was interrupted): released by its token.
 	sqlReleaseOwned = "SELECT count(fence_release(l.key, l.token)) FROM fence_leases l " +
