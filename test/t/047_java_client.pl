@@ -75,7 +75,8 @@ is_deeply(
 	[ sort @cases ],
 	[
 		sort qw(breakCancelsTheRunningStatement() failedRenewalsSuspendUntilTheDeadline()
-		  frozenHolderIsFencedOut()
+		  frozenHolderIsFencedOut() twentyLeasesOneWatchdog() newLeaseIsWatchedAtOnce()
+		  eachLeaseWatchesItselfWithoutTheSetWait()
 		  killedHoldersLeaseExpires() leaseThroughTransactionPooling()
 		  poolTimeoutsDoNotReachTheWatchdog() pooledConnectionCarriesNoToken()
 		  renewalKeepsAShortLease() serverRestartLosesTheLease())
@@ -87,8 +88,8 @@ note($1) if $out =~ /(frozen holder said: [^\n]*)/;
 my ($found) = $out =~ /\[\s*(\d+) tests found\s*\]/;
 my ($good) = $out =~ /\[\s*(\d+) tests successful\s*\]/;
 my ($bad) = $out =~ /\[\s*(\d+) tests failed\s*\]/;
-is($found, 9, 'the launcher found 9 tests');
-is($good, 9, 'the launcher reports 9 tests successful');
+is($found, 12, 'the launcher found 12 tests');
+is($good, 12, 'the launcher reports 12 tests successful');
 is($bad, 0, 'and 0 failed');
 
 IPC::Run::signal($bouncer, 'TERM');

@@ -45,7 +45,7 @@ public final class Lease implements AutoCloseable {
     /** fence's limit on an owner name, in bytes. */
     static final int OWNER_MAX_BYTES = 48;
     /** How long one fence_wait_lease_end sleeps before it asks again (proving the connection alive). */
-    private static final Duration WATCHDOG_POLL = Duration.ofSeconds(30);
+    static final Duration WATCHDOG_POLL = Duration.ofSeconds(30);
 
     // Keys travel as text and tokens as bigint (fence_token takes int8 implicitly, and ::bigint
     // reads one back). A grant also returns the server's start time: a restart ends every lease,
@@ -98,6 +98,8 @@ public final class Lease implements AutoCloseable {
     private boolean closed; // guarded by lock
 
     private volatile Connection own;
+    /** The fence's watchdog, when it watches this lease (then there is no own connection). */
+    private volatile Watchdog dog;
     /** The own connection's timeouts as they came, while the watchdog has them at 0; or null. */
     private volatile Object[] ownTimeouts;
     private volatile Connection ownTimeoutsOf;
@@ -251,6 +253,10 @@ public final class Lease implements AutoCloseable {
             before = loss;
         }
         cancelTasks();
+        Watchdog d = dog;
+        if (d != null) {
+            d.remove(this);
+        }
         // The release wakes the watchdog's fence_wait_lease_end, which returns "released".
         Boolean released = release();
         Statement s = ownStatement;
@@ -325,9 +331,11 @@ public final class Lease implements AutoCloseable {
             if (row[0] == null) {
                 throw new LeaseUnavailableException(key, wait, null);
             }
+            Watchdog dog = fence.watchdog(own);
             Lease lease = new Lease(fence, key, (Long) row[0], owner, ttl, (String) row[1], own,
                 ownAutoCommit, sent);
             handedOver = true;
+            lease.dog = dog;
             try {
                 lease.start(sent);
             } catch (SQLException | RuntimeException e) {
@@ -369,10 +377,18 @@ public final class Lease implements AutoCloseable {
             renewed(again);
         }
         LOG.log(Level.DEBUG, "acquired lease \"{0}\", token {1}, ttl {2}, owner {3}", key, token, ttl, owner);
-        Thread t = new Thread(this::watch, "pgfence-watchdog:" + key);
-        t.setDaemon(true);
-        watchdog = t;
-        t.start();
+        if (dog != null) {
+            // The fence's watchdog watches it: its own connection is done.
+            Connection c = own;
+            own = null;
+            closeOwn(c);
+            dog.add(this);
+        } else {
+            Thread t = new Thread(this::watch, "pgfence-watchdog:" + key);
+            t.setDaemon(true);
+            watchdog = t;
+            t.start();
+        }
         scheduleRenewal(nextRenewal());
         scheduleDeadlineCheck();
     }
@@ -606,6 +622,21 @@ public final class Lease implements AutoCloseable {
 
     private boolean finished() {
         return closing || loss != null;
+    }
+
+    /** The fence's watchdog read that the lease ended (fence_wait_leases_end's status). */
+    void watchdogSays(String status) {
+        lose(How.fromServer(status), null);
+    }
+
+    /** The fence's watchdog found the server restarted since the grant. */
+    void watchdogLostConnection() {
+        lose(How.CONNECTION, null);
+    }
+
+    /** Was the server that started at {@code started} the one that granted the lease? */
+    boolean sameServer(String started) {
+        return serverStarted.equals(started);
     }
 
     /** Declares the lease lost (once): cancels its running statements, completes lost(). */
