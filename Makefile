@@ -25,6 +25,7 @@ OBJS = \
 	src/init.o \
 	src/guc.o \
 	src/clock.o \
+	src/watch_any.o \
 	src/dbstate.o \
 	src/counter.o \
 	src/token.o \
@@ -40,6 +41,7 @@ OBJS = \
 	src/lease_views.o \
 	src/session.o \
 	src/lease_sql.o \
+	src/lease_watch_many.o \
 	src/citus.o \
 	src/enforce_cache.o \
 	src/enforce_commit.o \

@@ -17,6 +17,7 @@
  *	breaker_args.c	the breaker functions' arguments, checked
  *	breaker_state.c	a breaker's state machine; a probe is a lease (a permit)
  *	breaker.c		the shared table of circuit breakers
+ *	lease_watch_many.c	fence_wait_leases_end(): one wait on several leases
  *	lease_sql.c		SQL-callable lease functions, views and clock controls
  *	citus.c			Citus: the token in effect carried to the worker nodes
  *	session.c		what this backend holds, the token in effect, clean-up
@@ -31,6 +32,7 @@
  *	lease_table.c	the shared-memory lease table: slots, partitions, status
  *	lease_roles.c	per-role counts of leases that outlive their sessions
  *	counter.c		the durable per-database token counter
+ *	watch_any.c		the wake-up of the sessions waiting on several leases
  *	clock.c			the lease clock: real time, or the virtual test clock
  *	dbstate.c		per-database shared state: slots, statistics, high-water mark
  *	token.c			the fence_token type
@@ -61,8 +63,9 @@
  *	6. spinlocks, each held for a few instructions and never two at once:
  *	   the lease table's free list, a database's token block (counter.c),
  *	   the virtual clock (clock.c), and the mutex of a partition's condition
- *	   variable (PostgreSQL's), which a broadcast to the sessions waiting
- *	   for a lease to end takes, also under a partition lock.
+ *	   variable or of watch_any.c's (PostgreSQL's), which a broadcast to the
+ *	   sessions waiting for a lease to end takes, also under a partition
+ *	   lock.
  *
  * PostgreSQL's SyncRepLock is read (shared, briefly) by the counter's refill,
  * which runs with none of the above held.
@@ -93,6 +96,8 @@
 #define FENCE_MAX_OWNER_LEN		48
 /* A lease with permits has 1 to this many (each grant walks them all). */
 #define FENCE_MAX_PERMITS		1000
+/* fence_wait_leases_end watches 1 to this many leases at once. */
+#define FENCE_MAX_WATCHED_LEASES	10000
 /* A circuit breaker's name is 1 to this many bytes. */
 #define FENCE_MAX_BREAKER_NAME	64
 /*
@@ -172,6 +177,14 @@ extern void FenceClockRequireTestMode(void);
 extern TimestampTz FenceClockSet(TimestampTz when);
 extern void FenceClockClear(void);
 extern TimestampTz FenceClockAdvance(int64 usecs);
+
+/* watch_any.c */
+extern Size FenceWatchAnyShmemSize(void);
+extern void FenceWatchAnyShmemInit(void);
+extern void FenceWatchAnyNotify(void);
+extern void FenceWatchAnyBegin(void);
+extern void FenceWatchAnySleep(long timeout_ms, uint32 wait_event_info);
+extern void FenceWatchAnyEnd(void);
 
 /* dbstate.c */
 typedef enum FenceStat
@@ -383,6 +396,9 @@ extern void FenceLeaseDatabaseDropping(Oid dbid);
 /* lease_queue.c */
 extern void FenceLeaseWakeWaiters(void);
 
+/* lease_wait.c */
+extern uint32 FenceLeaseWaitEvent(void);
+
 /* lease_release.c */
 extern bool FenceLeaseRelease(const char *key, int keylen, FenceToken token);
 extern bool FenceLeaseReleaseToken(const char *key, int keylen,
@@ -408,6 +424,12 @@ extern int	FenceLeaseSnapshotKey(const char *key, int keylen,
 								  FenceLeaseInfo **leases);
 extern int	FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters);
 extern int	FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers);
+
+/* lease_sql.c */
+extern FenceLeaseStatus FenceLeaseVisibleStatus(const char *key, int keylen,
+												FenceToken token,
+												FenceLeaseStamp *stamp);
+extern TimestampTz FenceWatchdogDeadline(FunctionCallInfo fcinfo, int argno);
 
 /* session.c */
 extern void FenceSessionInit(void);

@@ -88,6 +88,7 @@ fence_shmem_request(void)
 									add_size(FenceDbShmemSize(),
 											 FenceLeaseShmemSize())));
 	RequestAddinShmemSpace(FenceBreakerShmemSize());
+	RequestAddinShmemSpace(FenceWatchAnyShmemSize());
 	FenceDbShmemRequest();
 	FenceLeaseShmemRequest();
 	FenceBreakerShmemRequest();
@@ -105,6 +106,7 @@ fence_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	FenceClockShmemInit();
+	FenceWatchAnyShmemInit();
 	FenceDbShmemInit(FenceCounterBlockInit);
 	FenceLeaseShmemInit();
 	FenceBreakerShmemInit();

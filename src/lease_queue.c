@@ -344,4 +344,5 @@ FenceLeaseWakeWaiters(void)
 		if (pg_atomic_read_u32(&lease_shared->watches[i].w.sleepers) > 0)
 			ConditionVariableBroadcast(&lease_shared->watches[i].w.cv);
 	}
+	FenceWatchAnyNotify();
 }

@@ -622,17 +622,45 @@ static bool may_see(Oid roleid);
  * guessing keys of another role confirms nothing.  Every answer other than
  * "held" means "not held" all the same.
  */
-static FenceLeaseStatus
-visible_status(LeaseKey *key, FenceToken token)
+FenceLeaseStatus
+FenceLeaseVisibleStatus(const char *key, int keylen, FenceToken token,
+						FenceLeaseStamp *stamp)
 {
 	Oid			roleid;
 	FenceLeaseStatus status;
 
-	status = FenceLeaseGetStatusRole(MyDatabaseId, key->data, key->len, token,
-									 NULL, &roleid);
+	status = FenceLeaseGetStatusRole(MyDatabaseId, key, keylen, token,
+									 stamp, &roleid);
 	if (OidIsValid(roleid) && !may_see(roleid))
 		return FENCE_LEASE_RELEASED;
 	return status;
+}
+
+static inline FenceLeaseStatus
+visible_status(LeaseKey *key, FenceToken token)
+{
+	return FenceLeaseVisibleStatus(key->data, key->len, token, NULL);
+}
+
+/*
+ * A watchdog's timeout argument argno as a deadline in real time: 0 when it
+ * is NULL or lies beyond any real wait (fence_wait_lease_end and
+ * fence_wait_leases_end).
+ */
+TimestampTz
+FenceWatchdogDeadline(FunctionCallInfo fcinfo, int argno)
+{
+	TimestampTz deadline = 0;
+
+	if (!PG_ARGISNULL(argno))
+	{
+		int64		timeout = get_timeout(fcinfo, argno, true);
+
+		if (pg_add_s64_overflow(GetCurrentTimestamp(), timeout, &deadline) ||
+			!IS_VALID_TIMESTAMP(deadline))
+			deadline = 0;		/* beyond any real wait */
+	}
+	return deadline;
 }
 
 /* fence_lease_status(key, token): held, expired, superseded, released */
@@ -668,20 +696,13 @@ fence_wait_lease_end_impl(FunctionCallInfo fcinfo, bool int_key)
 	LeaseKey	key;
 	FenceToken	token;
 	FenceLeaseStatus status;
-	TimestampTz deadline = 0;
+	TimestampTz deadline;
 	bool		timed_out = false;
 
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
 	token = get_token(fcinfo, 1);
-	if (!PG_ARGISNULL(2))
-	{
-		int64		timeout = get_timeout(fcinfo, 2, true);
-
-		if (pg_add_s64_overflow(GetCurrentTimestamp(), timeout, &deadline) ||
-			!IS_VALID_TIMESTAMP(deadline))
-			deadline = 0;		/* beyond any real wait */
-	}
+	deadline = FenceWatchdogDeadline(fcinfo, 2);
 
 	status = visible_status(&key, token);
 	if (status == FENCE_LEASE_HELD)

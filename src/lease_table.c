@@ -251,6 +251,7 @@ bump_generation(uint32 partition)
 	pg_atomic_fetch_add_u64(&lease_shared->generations[partition].value, 1);
 	if (pg_atomic_read_u32(&lease_shared->watches[partition].w.sleepers) > 0)
 		ConditionVariableBroadcast(&lease_shared->watches[partition].w.cv);
+	FenceWatchAnyNotify();
 }
 
 /* The partition whose lock this is. */

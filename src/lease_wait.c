@@ -114,6 +114,13 @@ lease_wait_event(void)
 #endif
 }
 
+/* The same wait event, for fence_wait_leases_end (lease_watch_many.c). */
+uint32
+FenceLeaseWaitEvent(void)
+{
+	return lease_wait_event();
+}
+
 /* Milliseconds since the wait began, split for "%ld.%03d ms". */
 static void
 waited_ms(long *msecs, int *usecs)

@@ -5,9 +5,11 @@
 // it.
 //
 // Each lease is detached (owned by a name made for it, not by a
-// connection), so that any pooled connection may renew and release it; it
-// has one connection of its own, outside the pool, that takes it and then
-// sleeps in fence_wait_lease_end.
+// connection), so that any pooled connection may renew and release it; a
+// connection of its own, outside the pool, takes it.  One watchdog
+// connection of the Fence then sleeps in fence_wait_leases_end on all its
+// leases (with fence 1.2, each lease keeps its own connection and sleeps in
+// fence_wait_lease_end on it).
 package pgfence
 
 import (
@@ -18,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v4"
@@ -43,6 +46,10 @@ type Fence struct {
 	connect      Connector
 	renewTimeout time.Duration
 	logf         func(format string, args ...interface{})
+
+	dogMu sync.Mutex
+	multi int       // whether the server has fence_wait_leases_end: 0 not asked, 1 yes, 2 no
+	dog   *watchdog // the watchdog of all the leases, then
 }
 
 // Option configures a Fence.
@@ -87,6 +94,20 @@ func New(pool Pool, opts ...Option) *Fence {
 		o(f)
 	}
 	return f
+}
+
+// connectOwn opens a connection of a lease's own (f.connect), without the
+// pool's timeouts.
+func (f *Fence) connectOwn(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := f.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, sqlOwnSettings); err != nil {
+		_ = conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
 }
 
 // Options of one lease.

@@ -34,6 +34,13 @@ func TestMain(m *testing.M) {
 
 func newPool(t *testing.T, maxConns int32) *pgxpool.Pool {
 	t.Helper()
+	return newPoolWith(t, maxConns, nil)
+}
+
+// newPoolWith: a pool whose connections (and the fence's own, made with its
+// configuration) have these run-time parameters.
+func newPoolWith(t *testing.T, maxConns int32, params map[string]string) *pgxpool.Pool {
+	t.Helper()
 	if dsn == "" {
 		t.Skip("PGFENCE_TEST_DSN is not set")
 	}
@@ -42,6 +49,9 @@ func newPool(t *testing.T, maxConns int32) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = maxConns
+	for k, v := range params {
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
 	pool, err := pgxpool.ConnectConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ type Lease struct {
 	token       int64
 	serverStart time.Time
 	own         *pgx.Conn // the lease's own connection, the watchdog's once started
+	dog         *watchdog // the fence's watchdog, when it watches this lease
 
 	ctx       context.Context    // Context(): ends with the lease
 	stop      context.CancelFunc // stops the renewer and the watchdog
@@ -224,6 +225,9 @@ func (l *Lease) releaseWith(ctx context.Context) {
 		l.lostFirst = l.lostErr()
 		l.stop()
 		l.wg.Wait()
+		if l.dog != nil {
+			l.dog.remove(l) // its release ends the running wait
+		}
 		if l.own != nil { // not started: closed here
 			_ = l.own.Close(context.Background())
 			l.own = nil
@@ -235,7 +239,7 @@ func (l *Lease) releaseWith(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			// The pool may be what failed: once more on a connection of its own.
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if conn, cerr := l.f.connect(cctx); cerr == nil {
+			if conn, cerr := l.f.connectOwn(cctx); cerr == nil {
 				err = conn.QueryRow(cctx, sqlRelease, l.key, l.token).Scan(&ok)
 				_ = conn.Close(context.Background())
 			}
@@ -363,7 +367,7 @@ func (l *Lease) suspend(err error) {
 
 // acquire takes the lease on a connection of its own.
 func (l *Lease) acquire(ctx context.Context) error {
-	own, err := l.f.connect(ctx)
+	own, err := l.f.connectOwn(ctx)
 	if err != nil {
 		return err
 	}
@@ -418,6 +422,12 @@ func (l *Lease) acquire(ctx context.Context) error {
 		}
 		l.renewed(sent)
 	}
+	if dog := l.f.watchdogFor(ctx, own); dog != nil {
+		// The fence's watchdog watches it: its own connection is done.
+		_ = own.Close(context.Background())
+		l.own = nil
+		l.dog = dog
+	}
 	return nil
 }
 
@@ -431,6 +441,12 @@ func (l *Lease) releaseOwned() {
 }
 
 func (l *Lease) start() {
+	if l.dog != nil {
+		l.wg.Add(1)
+		go l.renewLoop()
+		l.dog.add(l)
+		return
+	}
 	l.wg.Add(2)
 	go l.renewLoop()
 	go l.watch()
@@ -546,7 +562,7 @@ func (l *Lease) watch() {
 func (l *Lease) reconnect(ctx context.Context) *pgx.Conn {
 	for ctx.Err() == nil && l.Err() == nil {
 		cctx, cancel := context.WithTimeout(ctx, maxDuration(l.tryTimeout, time.Second))
-		conn, err := l.f.connect(cctx)
+		conn, err := l.f.connectOwn(cctx)
 		var status string
 		var started time.Time
 		if err == nil {

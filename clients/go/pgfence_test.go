@@ -3,6 +3,7 @@ package pgfence_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -516,4 +517,170 @@ func TestWaiterGetsReleasedLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A pool whose connections time out after 100 ms: the lease's own
+// connection does not inherit that, and its watchdog keeps one wait going
+// for the 2 s the lease is held, then learns of a break within a second.
+func TestPoolStatementTimeoutSparesWatchdog(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	app := "pgfence-test-" + name(t)
+	pool := newPoolWith(t, 2, map[string]string{"application_name": app, "statement_timeout": "100",
+		"lock_timeout": "100", "idle_in_transaction_session_timeout": "100"})
+	fx := pgfence.New(pool)
+	err := fx.Do(context.Background(), key, pgfence.Options{TTL: time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+		time.Sleep(2 * time.Second)
+		if l.Err() != nil {
+			t.Fatalf("lost after 2 s: %v", l.Err())
+		}
+		var long bool
+		if err := admin.QueryRow(context.Background(), "SELECT count(*) = 1 FROM pg_stat_activity "+
+			"WHERE application_name = $1 AND state = 'active' AND query LIKE '%fence\\_wait\\_lease%\\_end(%' "+
+			"AND now() - query_start > interval '1.5 seconds'", app).Scan(&long); err != nil {
+			t.Fatal(err)
+		}
+		if !long {
+			t.Error("the watchdog's wait did not last: the pool's statement_timeout reached it")
+		}
+		broke := time.Now()
+		exec1(t, admin, "SELECT fence_break($1)", key)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+			t.Fatal("ctx not cancelled within a second of fence_break")
+		}
+		if took := time.Since(broke); took > time.Second {
+			t.Errorf("ctx cancelled %s after fence_break", took)
+		}
+		return ctx.Err()
+	})
+	wantLost(t, "Do", err, pgfence.Broken)
+}
+
+// appPool: a pool with an application_name of the test's own.
+func appPool(t *testing.T, maxConns int32) (*pgxpool.Pool, string) {
+	t.Helper()
+	app := "pgfence-test-" + name(t)
+	return newPoolWith(t, maxConns, map[string]string{"application_name": app}), app
+}
+
+// count: the first column of sql's one row.
+func count(t *testing.T, pool *pgxpool.Pool, sql string, args ...interface{}) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("not within 5 s: %s", what)
+		}
+	}
+}
+
+const waitsOf = "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' " +
+	"AND query LIKE '%fence\\_wait\\_lease%\\_end(%'"
+
+// Twenty leases of one Fence: one backend waits for all of them, and a
+// break of any is pushed within a second.
+func TestTwentyLeasesOneWatchdog(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	pool, app := appPool(t, 4)
+	fx := pgfence.New(pool)
+	var leases []*pgfence.Lease
+	defer func() {
+		for _, l := range leases {
+			_ = l.Release(context.Background())
+		}
+	}()
+	for i := 0; i < 20; i++ {
+		l, err := fx.Acquire(context.Background(), fmt.Sprintf("%s:%d", key, i), pgfence.Options{TTL: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, l)
+	}
+	eventually(t, "one backend waits for all twenty", func() bool { return count(t, admin, waitsOf, app) == 1 })
+	eventually(t, "the pool's backends and the watchdog's, nothing per lease", func() bool {
+		return count(t, admin, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", app) <= 4+1
+	})
+	for _, i := range []int{13, 19, 0} {
+		broke := time.Now()
+		exec1(t, admin, "SELECT fence_break($1)", leases[i].Key())
+		select {
+		case <-leases[i].Done():
+		case <-time.After(time.Second):
+			t.Fatalf("lease %d not lost within a second of fence_break", i)
+		}
+		if took := time.Since(broke); took > time.Second {
+			t.Errorf("lease %d lost %s after fence_break", i, took)
+		}
+		wantLost(t, "Err()", leases[i].Err(), pgfence.Broken)
+	}
+	for i, l := range leases {
+		if lost := l.Err() != nil; lost != (i == 0 || i == 13 || i == 19) {
+			t.Errorf("lease %d: Err() = %v", i, l.Err())
+		}
+	}
+	eventually(t, "the wait goes on with the others", func() bool { return count(t, admin, waitsOf, app) == 1 })
+}
+
+// A lease taken while the watchdog sleeps on another is watched at once.
+func TestNewLeaseWatchedAtOnce(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	pool, app := appPool(t, 2)
+	fx := pgfence.New(pool)
+	first, err := fx.Acquire(context.Background(), key+":first", pgfence.Options{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = first.Release(context.Background()) }()
+	eventually(t, "the watchdog waits", func() bool { return count(t, admin, waitsOf, app) == 1 })
+	l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec1(t, admin, "SELECT fence_break($1)", key)
+	select {
+	case <-l.Done():
+	case <-time.After(time.Second):
+		t.Fatal("the new lease was not lost within a second of fence_break")
+	}
+	wantLost(t, "Release", l.Release(context.Background()), pgfence.Broken)
+}
+
+// As with fence 1.2: each lease watches itself on a connection of its own.
+func TestPerLeaseWatchdog(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	pool, app := appPool(t, 2)
+	fx := pgfence.New(pool)
+	pgfence.PerLeaseWatchdog(fx)
+	a, err := fx.Acquire(context.Background(), key+":a", pgfence.Options{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = a.Release(context.Background()) }()
+	b, err := fx.Acquire(context.Background(), key+":b", pgfence.Options{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "two watchdogs wait", func() bool {
+		return count(t, admin, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 "+
+			"AND state = 'active' AND query LIKE 'SELECT fence_wait_lease_end(%'", app) == 2
+	})
+	exec1(t, admin, "SELECT fence_break($1)", b.Key())
+	select {
+	case <-b.Done():
+	case <-time.After(time.Second):
+		t.Fatal("not lost within a second of fence_break")
+	}
+	if a.Err() != nil {
+		t.Errorf("the other lease: %v", a.Err())
+	}
+	wantLost(t, "Release", b.Release(context.Background()), pgfence.Broken)
 }

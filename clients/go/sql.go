@@ -16,11 +16,25 @@ const (
 	sqlLease = "SELECT fence_lease($1::text, $2::text::interval, $3::text::interval, owner => $4::text)::bigint, " +
 		"pg_postmaster_start_time()"
 	sqlNoLockTimeout = "SET lock_timeout = 0"
-	sqlRenew         = "SELECT fence_renew($1::text, $2::bigint, $3::text::interval)"
-	sqlRelease       = "SELECT fence_release($1::text, $2::bigint)"
-	sqlStatus        = "SELECT fence_lease_status($1::text, $2::bigint), pg_postmaster_start_time()"
-	sqlWaitEnd       = "SELECT fence_wait_lease_end($1::text, $2::bigint, $3::text::interval)"
-	sqlUseToken      = "SELECT fence_use_token($1::bigint, $2::text)"
+	// A lease's own connection is made with the pool's configuration, but
+	// none of its timeouts may cut the watchdog's wait short (a
+	// statement_timeout would make it reconnect in a loop).  Each is set
+	// only where it is not 0 already: a session setting made through a
+	// transaction pooler would stay with the server connection.
+	sqlOwnSettings = "SELECT " +
+		"CASE WHEN current_setting('statement_timeout') <> '0' THEN set_config('statement_timeout', '0', false) END, " +
+		"CASE WHEN current_setting('lock_timeout') <> '0' THEN set_config('lock_timeout', '0', false) END, " +
+		"CASE WHEN current_setting('idle_in_transaction_session_timeout') <> '0' " +
+		"THEN set_config('idle_in_transaction_session_timeout', '0', false) END"
+	sqlRenew    = "SELECT fence_renew($1::text, $2::bigint, $3::text::interval)"
+	sqlRelease  = "SELECT fence_release($1::text, $2::bigint)"
+	sqlStatus   = "SELECT fence_lease_status($1::text, $2::bigint), pg_postmaster_start_time()"
+	sqlWaitEnd  = "SELECT fence_wait_lease_end($1::text, $2::bigint, $3::text::interval)"
+	sqlUseToken = "SELECT fence_use_token($1::bigint, $2::text)"
+	// One watchdog for all the leases of a Fence (fence 1.3 and later).
+	sqlHasWaitLeasesEnd = "SELECT to_regproc('fence_wait_leases_end') IS NOT NULL"
+	sqlWaitLeasesEnd    = "SELECT key, token::bigint, status FROM fence_wait_leases_end($1::text[], $2::bigint[], $3::text::interval)"
+	sqlServerStarted    = "SELECT pg_postmaster_start_time()"
 	// What this owner holds of the key after a grant whose answer never
 	// came back (the wait was interrupted): released by its token.
 	sqlReleaseOwned = "SELECT count(fence_release(l.key, l.token)) FROM fence_leases l " +

@@ -129,6 +129,7 @@ COMMENT ON FUNCTION @extschema@.fence_release(pg_catalog.int8, @extschema@.fence
 COMMENT ON FUNCTION @extschema@.fence_renew(pg_catalog.int8, @extschema@.fence_token, pg_catalog.interval) IS 'extend the lease to now + ttl if token is its current live token';
 COMMENT ON FUNCTION @extschema@.fence_lease_status(pg_catalog.int8, @extschema@.fence_token) IS 'held, expired, superseded or released';
 COMMENT ON FUNCTION @extschema@.fence_wait_lease_end(pg_catalog.int8, @extschema@.fence_token, pg_catalog.interval) IS 'wait until the lease with this token is no longer held and return its status then (expired, superseded or released), or NULL after timeout';
+COMMENT ON FUNCTION @extschema@.fence_wait_leases_end(pg_catalog.text[], @extschema@.fence_token[], pg_catalog.interval) IS 'wait until any of the leases (keys[i], tokens[i]) is no longer held and return a row for each that has ended (expired, superseded or released), or no row after timeout';
 COMMENT ON FUNCTION @extschema@.fence_assert_current(pg_catalog.int8, @extschema@.fence_token) IS 'raise SQLSTATE LF002 unless token is the lease''s current live token';
 COMMENT ON FUNCTION @extschema@.fence_break(pg_catalog.int8) IS 'admin: free the lease whoever holds it; returns the token it ended';
 COMMENT ON FUNCTION @extschema@.fence_current_token(pg_catalog.text) IS 'the token in effect in this transaction; with a lease key, for a trigger that names that lease';

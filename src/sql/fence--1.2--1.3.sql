@@ -465,3 +465,10 @@ CREATE FUNCTION @extschema@.fence_leases_of(lease_key pg_catalog.int8,
 	AS 'MODULE_PATHNAME', 'fence_leases_of_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
 COMMENT ON FUNCTION @extschema@.fence_leases_of(pg_catalog.text) IS 'the rows of fence_leases for one key of this database, found without reading the whole table';
 COMMENT ON FUNCTION @extschema@.fence_leases_of(pg_catalog.int8) IS 'the rows of fence_leases for one bigint key of this database, found without reading the whole table';
+
+-- One wait on several leases: a process holding many leases needs one
+-- watchdog connection for all of them.
+CREATE FUNCTION @extschema@.fence_wait_leases_end(keys pg_catalog.text[], tokens @extschema@.fence_token[], timeout pg_catalog.interval DEFAULT NULL)
+	RETURNS TABLE (key pg_catalog.text, token @extschema@.fence_token, status pg_catalog.text)
+	AS 'MODULE_PATHNAME', 'fence_wait_leases_end' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+COMMENT ON FUNCTION @extschema@.fence_wait_leases_end(pg_catalog.text[], @extschema@.fence_token[], pg_catalog.interval) IS 'wait until any of the leases (keys[i], tokens[i]) is no longer held and return a row for each that has ended (expired, superseded or released), or no row after timeout';

@@ -68,6 +68,11 @@ CREATE FUNCTION @extschema@.fence_wait_lease_end(key pg_catalog.text, token @ext
 CREATE FUNCTION @extschema@.fence_wait_lease_end(key pg_catalog.int8, token @extschema@.fence_token, timeout pg_catalog.interval DEFAULT NULL)
 	RETURNS pg_catalog.text
 	AS 'MODULE_PATHNAME', 'fence_wait_lease_end_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+-- The same for several leases at once: one watchdog connection for all of a
+-- process's leases (a bigint key is its decimal text here).
+CREATE FUNCTION @extschema@.fence_wait_leases_end(keys pg_catalog.text[], tokens @extschema@.fence_token[], timeout pg_catalog.interval DEFAULT NULL)
+	RETURNS TABLE (key pg_catalog.text, token @extschema@.fence_token, status pg_catalog.text)
+	AS 'MODULE_PATHNAME', 'fence_wait_leases_end' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
 
 -- SQLSTATE LF002 unless held: the check right before an external side effect.
 CREATE FUNCTION @extschema@.fence_assert_current(key pg_catalog.text, token @extschema@.fence_token)

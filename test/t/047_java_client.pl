@@ -75,9 +75,10 @@ is_deeply(
 	[ sort @cases ],
 	[
 		sort qw(breakCancelsTheRunningStatement() failedRenewalsSuspendUntilTheDeadline()
-		  frozenHolderIsFencedOut()
+		  frozenHolderIsFencedOut() twentyLeasesOneWatchdog() newLeaseIsWatchedAtOnce()
+		  eachLeaseWatchesItselfWithoutTheSetWait()
 		  killedHoldersLeaseExpires() leaseThroughTransactionPooling()
-		  pooledConnectionCarriesNoToken()
+		  poolTimeoutsDoNotReachTheWatchdog() pooledConnectionCarriesNoToken()
 		  renewalKeepsAShortLease() serverRestartLosesTheLease())
 	],
 	'every test ran');
@@ -87,8 +88,8 @@ note($1) if $out =~ /(frozen holder said: [^\n]*)/;
 my ($found) = $out =~ /\[\s*(\d+) tests found\s*\]/;
 my ($good) = $out =~ /\[\s*(\d+) tests successful\s*\]/;
 my ($bad) = $out =~ /\[\s*(\d+) tests failed\s*\]/;
-is($found, 8, 'the launcher found 8 tests');
-is($good, 8, 'the launcher reports 8 tests successful');
+is($found, 12, 'the launcher found 12 tests');
+is($good, 12, 'the launcher reports 12 tests successful');
 is($bad, 0, 'and 0 failed');
 
 IPC::Run::signal($bouncer, 'TERM');

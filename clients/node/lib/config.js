@@ -101,11 +101,16 @@ const SQL = {
   // A lease's own connection waits, for the grant (fence_lease's own
   // timeout bounds that) and then in the watchdog: no timeout of the
   // pool's configuration or the role's may cut those waits short.
-  ownSession: 'SET statement_timeout = 0; SET lock_timeout = 0',
+  ownSession: 'SET statement_timeout = 0; SET lock_timeout = 0; SET idle_in_transaction_session_timeout = 0',
   renew: 'SELECT fence_renew($1::text, $2::bigint, $3::interval) AS ok, fence_now() + $3::interval AS expires_at',
   release: 'SELECT fence_release($1::text, $2::bigint) AS released',
   status: 'SELECT fence_lease_status($1::text, $2::bigint) AS status, pg_postmaster_start_time() AS started',
   waitEnd: 'SELECT fence_wait_lease_end($1::text, $2::bigint, $3::interval) AS how',
+  // One watchdog for all the leases of a Fence (fence 1.3 and later).
+  hasWaitLeasesEnd: "SELECT to_regproc('fence_wait_leases_end') IS NOT NULL AS ok",
+  waitLeasesEnd: 'SELECT key, token::bigint AS token, status '
+    + 'FROM fence_wait_leases_end($1::text[], $2::bigint[], $3::interval)',
+  serverStarted: 'SELECT pg_postmaster_start_time() AS started',
   useToken: 'SELECT fence_use_token($1::bigint, $2::text)',
   // What this owner holds of the key after a wait that was abandoned (a
   // grant may have come just then): released by its token.

@@ -10,6 +10,7 @@ const {
 const { Lease, howFromServer } = require('./lease');
 const { withTimeout, endQuietly, cancelBackend } = require('./pg');
 const { Breaker } = require('./breaker');
+const { Watchdog } = require('./watchdog');
 
 class Fence extends EventEmitter {
   // pool: a pg.Pool.  options.clientConfig: the configuration of each lease's
@@ -33,6 +34,10 @@ class Fence extends EventEmitter {
       ? cfg.checkMs(options.renewTimeoutMs, 'renewTimeoutMs') : undefined;
     this._watchdogPollMs = options.watchdogPollMs !== undefined
       ? cfg.checkMs(options.watchdogPollMs, 'watchdogPollMs') : cfg.WATCHDOG_POLL_MS;
+    // Whether the server has fence_wait_leases_end (undefined: not asked
+    // yet), and the one watchdog of all the leases then.
+    this._multi = undefined;
+    this._dog = null;
   }
 
   // Take the lease on key; resolves to a held Lease, to be given back with
@@ -199,9 +204,28 @@ class Fence extends EventEmitter {
       lease._deadline = renewedAt + spec.ttlMs;
       lease.expiresAt = r.expires_at;
     }
+    if (await this._watchedTogether(own)) {
+      // The fence's watchdog watches it: its own connection is done.
+      lease._own = null;
+      await endQuietly(own);
+      if (!this._dog) this._dog = new Watchdog(this, howFromServer);
+      lease._dog = this._dog;
+    }
     lease._start();
     this.emit('acquired', lease);
     return lease;
+  }
+
+  // Does the server have fence_wait_leases_end?  Asked once, on conn.
+  async _watchedTogether(conn) {
+    if (this._multi === undefined) {
+      try {
+        this._multi = (await conn.query(cfg.SQL.hasWaitLeasesEnd)).rows[0].ok === true;
+      } catch {
+        return false; // ask again with the next lease
+      }
+    }
+    return this._multi;
   }
 
   async _releaseOwned(spec) {

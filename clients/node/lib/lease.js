@@ -1,6 +1,7 @@
 'use strict';
 // One held lease: its token, the local deadline, the renewal loop, the
-// watchdog on a connection of its own, and transactions that carry the token.
+// watchdog (the fence's, for all its leases, or with fence 1.2 one on a
+// connection of the lease's own), and transactions that carry the token.
 //
 // The local deadline is the send time of the last successful renewal (or of
 // the grant) plus the TTL, on the monotonic clock (performance.now()): the
@@ -49,6 +50,7 @@ class Lease {
     this._wakers = new Set();
     this._loops = [];
     this._releasing = null;
+    this._dog = null; // the fence's watchdog, when it watches this lease
   }
 
   // True once the lease is lost or released.
@@ -124,11 +126,19 @@ class Lease {
       this._fence.emit('warning', this, new Error(`the ${what} of lease "${this.key}" failed: ${e.message}`, { cause: e }));
       if (what === 'renewal loop') this._lose('deadline', e);
     };
-    this._loops.push(this._watch().catch(failed('watchdog')), this._renewLoop().catch(failed('renewal loop')));
+    this._loops.push(this._renewLoop().catch(failed('renewal loop')));
+    if (this._dog) this._dog.add(this);
+    else this._loops.push(this._watch().catch(failed('watchdog')));
+  }
+
+  // Was the server that answered `started` the one that granted the lease?
+  _sameServer(started) {
+    return startKey(started) === this._started;
   }
 
   async _release() {
     this._stopping = true;
+    if (this._dog) this._dog.remove(this);
     this._wakeUp();
     const params = [this.key, this.token.toString()];
     let released = false;

@@ -352,12 +352,20 @@ test('breakers: a failing call opens the breaker, which then fails fast', async 
   assert.equal(called, false);
 });
 
-// Is the backend `pid` waiting in fence_wait_lease_end?  (The test reads
-// which backend is a lease's watchdog from the lease's own connection.)
+// Is the backend `pid` waiting in fence_wait_lease_end or
+// fence_wait_leases_end?  (The test reads which backend is the watchdog
+// from the fence's watchdog, or with fence 1.2 the lease's own connection.)
 async function waitsForEnd(pid) {
+  if (!pid) return false;
   const r = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 "
-    + "AND query LIKE 'SELECT fence_wait_lease_end(%' AND state = 'active'", [pid]);
+    + "AND query LIKE '%fence\\_wait\\_lease%\\_end(%' AND state = 'active'", [pid]);
   return r.rows[0].n === 1;
+}
+
+// The backend pid of the fence's watchdog connection, or null.
+function watchdogPid(fx) {
+  const conn = fx._dog && fx._dog._conn;
+  return conn ? conn.processID : null;
 }
 
 async function eventually(what, cond, ms = 3000) {
@@ -372,11 +380,11 @@ test('a watchdog whose connection is killed reconnects, and the lease stays held
   const fx = new Fence(pool);
   const key = uniqueKey('watchdog');
   await assert.rejects(fx.withLease(key, { ttlMs: 3000 }, async (lease, signal) => {
-    const first = lease._own.processID;
-    await eventually('the watchdog waits', () => waitsForEnd(first));
+    await eventually('the watchdog waits', () => waitsForEnd(watchdogPid(fx)));
+    const first = watchdogPid(fx);
     await admin.query('SELECT pg_terminate_backend($1)', [first]);
-    await eventually('a new watchdog waits', async () => lease._own !== null
-      && lease._own.processID !== first && waitsForEnd(lease._own.processID));
+    await eventually('a new watchdog waits', async () => watchdogPid(fx) !== first
+      && waitsForEnd(watchdogPid(fx)));
     assert.equal(signal.aborted, false);
     assert.equal(await status(admin, key, lease.token), 'held');
     // It still pushes the end of the lease.
@@ -388,7 +396,8 @@ test('a watchdog whose connection is killed reconnects, and the lease stays held
 
 test('a statement_timeout in the pool\'s configuration cuts neither the wait nor the watchdog short', async () => {
   const strict = newPool(2);
-  strict.options.statement_timeout = 300;
+  strict.options.statement_timeout = 100;
+  strict.options.idle_in_transaction_session_timeout = 100;
   const fx = new Fence(strict);
   const key = uniqueKey('timeouts');
   try {
@@ -397,13 +406,91 @@ test('a statement_timeout in the pool\'s configuration cuts neither the wait nor
     await sleep(800); // past the statement_timeout, still waiting
     await first.release();
     const second = await waiting;
-    const pid = second._own.processID;
-    await eventually('the watchdog waits', () => waitsForEnd(pid));
-    await sleep(1000);
-    assert.equal(second._own && second._own.processID, pid, 'the same watchdog connection');
+    await eventually('the watchdog waits', () => waitsForEnd(watchdogPid(fx)));
+    const pid = watchdogPid(fx);
+    await sleep(2000);
+    assert.equal(watchdogPid(fx), pid, 'the same watchdog connection');
     assert.ok(await waitsForEnd(pid), 'it waits on');
+    const since = (await admin.query("SELECT now() - query_start > interval '1.5 seconds' AS long "
+      + 'FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0];
+    assert.equal(since.long, true, 'one wait all along, not one cut short by the timeout');
+    await admin.query('SELECT fence_break($1)', [key]);
+    await aborted(second.signal, 1000);
+    assert.equal(second.how, 'broken');
     await second.release();
   } finally {
     await strict.end();
+  }
+});
+
+test('twenty leases of one Fence share one watchdog backend, and a break of any is pushed within a second', async () => {
+  const app = `pgfence-test-${process.pid}-${Date.now()}`;
+  const own = newPool(4);
+  own.options.application_name = app;
+  const fx = new Fence(own);
+  const base = uniqueKey('twenty');
+  const leases = [];
+  try {
+    for (let i = 0; i < 20; i += 1) leases.push(await fx.acquire(`${base}:${i}`, { ttlMs: 30000 }));
+    await eventually('the watchdog waits', () => waitsForEnd(watchdogPid(fx)));
+    const waits = async () => (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity "
+      + "WHERE application_name = $1 AND state = 'active' AND query LIKE '%fence\\_wait\\_lease%'", [app])).rows[0].n;
+    // (Each lease added cancels the running call, which is asked again.)
+    await eventually('one backend waits for all twenty', async () => (await waits()) === 1);
+    // The pool's and the watchdog's, nothing per lease (a grant's own
+    // connection is closed once the lease is watched).
+    const backends = async () => (await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity '
+      + 'WHERE application_name = $1', [app])).rows[0].n;
+    await eventually('at most 4 + 1 backends', async () => (await backends()) <= 4 + 1);
+    const pid = watchdogPid(fx);
+    for (const i of [13, 19, 0]) {
+      await admin.query('SELECT fence_break($1)', [leases[i].key]);
+      const took = await aborted(leases[i].signal, 1000);
+      assert.ok(took < 1000, `noticed in ${took} ms`);
+      assert.equal(leases[i].how, 'broken');
+    }
+    assert.deepEqual(leases.map((l, i) => (l.lost ? i : -1)).filter((i) => i >= 0), [0, 13, 19]);
+    await eventually('the wait goes on with the others', async () => (await waits()) === 1);
+    assert.equal(watchdogPid(fx), pid, 'on the same backend');
+  } finally {
+    await Promise.all(leases.map((l) => l.release()));
+    await eventually('the watchdog connection closes with the last lease', () => fx._dog._conn === null);
+    await own.end();
+  }
+  assert.equal((await admin.query('SELECT count(*)::int AS n FROM fence_leases WHERE key LIKE $1',
+    [`${base}:%`])).rows[0].n, 0);
+});
+
+test('a lease taken while the watchdog sleeps on others is watched at once', async () => {
+  const fx = new Fence(pool);
+  const first = await fx.acquire(uniqueKey('first'), { ttlMs: 30000 });
+  try {
+    await eventually('the watchdog waits', () => waitsForEnd(watchdogPid(fx)));
+    const key = uniqueKey('later');
+    const lease = await fx.acquire(key, { ttlMs: 30000 });
+    await admin.query('SELECT fence_break($1)', [key]);
+    await aborted(lease.signal, 1000);
+    assert.equal(lease.how, 'broken');
+    await lease.release();
+  } finally {
+    await first.release();
+  }
+});
+
+test('without fence_wait_leases_end (fence 1.2) each lease watches itself', async () => {
+  const fx = new Fence(pool);
+  fx._multi = false; // as a server without the function answers
+  const a = await fx.acquire(uniqueKey('a'), { ttlMs: 30000 });
+  const b = await fx.acquire(uniqueKey('b'), { ttlMs: 30000 });
+  try {
+    assert.equal(fx._dog, null);
+    await eventually('both watch', async () => (await waitsForEnd(a._own && a._own.processID))
+      && waitsForEnd(b._own && b._own.processID));
+    await admin.query('SELECT fence_break($1)', [b.key]);
+    await aborted(b.signal, 1000);
+    assert.equal(a.lost, false);
+  } finally {
+    await a.release();
+    await b.release();
   }
 });

@@ -24,6 +24,7 @@ from ._core.errors import (CONNECTION, DEADLINE, LOCK_NOT_AVAILABLE, RELEASED, F
                            LeaseLostError, LeaseUnavailableError, classify)
 from ._core.base import FenceBase, LeaseBase
 from ._core.state import how_from_server
+from ._core import watch
 
 if TYPE_CHECKING:
     from .breaker import AsyncBreaker
@@ -46,15 +47,145 @@ class AsyncFence(FenceBase["AsyncLease"]):
             raise TypeError("AsyncFence() takes a psycopg_pool.AsyncConnectionPool")
         self.pool = pool
         self._settings(pool.conninfo, pool.kwargs, watchdog_conninfo, renew_timeout, connect_timeout)
+        self._dog: Optional[_AsyncWatchdog] = None
 
     def breaker(self, name: str) -> "AsyncBreaker":
         from .breaker import AsyncBreaker
         return AsyncBreaker(self.pool, name)
 
     async def _connect(self) -> "psycopg.AsyncConnection[Any]":
-        return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True,
+        """A connection of pgfence's own, without the pool's timeouts."""
+        conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True,
                                                      connect_timeout=self._connect_timeout,
                                                      **self._conn_kwargs)
+        try:
+            await conn.execute(watch.SQL_OWN_SETTINGS)
+        except BaseException:
+            await conn.close()
+            raise
+        return conn
+
+    async def _watchdog(self, conn: "psycopg.AsyncConnection[Any]") -> "Optional[_AsyncWatchdog]":
+        """The watchdog of all this fence's leases, if the server has
+        fence_wait_leases_end (asked on conn, once)."""
+        if self._multi is None:
+            cur = await conn.execute(watch.SQL_HAS_WAIT_LEASES_END)
+            row = await cur.fetchone()
+            self._multi = bool(row and row[0])
+        if not self._multi:
+            return None
+        if self._dog is None:
+            self._dog = _AsyncWatchdog(self)
+        return self._dog
+
+
+class _AsyncWatchdog:
+    """One connection and one task that watch every lease of an AsyncFence
+    (the task ends, and its connection closes, when no lease is left)."""
+
+    def __init__(self, fence: AsyncFence):
+        self._fence = fence
+        self.leases = watch.WatchSet()
+        self._conn: Optional["psycopg.AsyncConnection[Any]"] = None
+        self._task: Optional["asyncio.Task[Any]"] = None
+        self._helpers: Set["asyncio.Task[Any]"] = set()
+
+    def add(self, lease: "AsyncLease") -> None:
+        cancel = self.leases.add(lease)
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run(), name="pgfence-watchdog")
+        if cancel and self._conn is not None:
+            # The running wait does not watch this lease: stop it, so that
+            # it is asked again with the new set.
+            t = loop.create_task(self._cancel_call(self._conn, self.leases.calls))
+            self._helpers.add(t)
+            t.add_done_callback(self._helpers.discard)
+
+    def remove(self, lease: "AsyncLease") -> None:
+        # Its release ends the running wait, which then forgets it.
+        self.leases.remove(lease)
+
+    async def settle(self) -> None:
+        """After a release: with no lease left, let the task end (closing its
+        connection) before the caller goes on, so that none outlives its loop."""
+        task = self._task
+        if len(self.leases) or task is None:
+            return
+        for helper in list(self._helpers):
+            helper.cancel()
+        if not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 2.0)
+            except BaseException:
+                task.cancel()
+
+    async def _cancel_call(self, conn: "psycopg.AsyncConnection[Any]", calls: int) -> None:
+        loop = asyncio.get_running_loop()
+        for pause in watch.CANCEL_RETRIES:
+            # A cancel request is a connection of its own: off the loop.
+            await loop.run_in_executor(None, _cancel_server, conn)
+            await asyncio.sleep(pause)
+            if not self.leases.stale(calls):
+                return
+
+    async def _run(self) -> None:
+        conn: Optional["psycopg.AsyncConnection[Any]"] = None
+        try:
+            while len(self.leases):
+                if conn is None:
+                    conn = await self._open()
+                    continue
+                call = self.leases.issue()
+                if call is None:
+                    break
+                keys, tokens = call
+                try:
+                    cur = await conn.execute(watch.SQL_WAIT_LEASES_END, {
+                        "keys": keys, "tokens": tokens,
+                        "timeout": cfg.interval(cfg.WATCHDOG_POLL)})
+                    rows = await cur.fetchall()
+                except psycopg.Error as e:
+                    self.leases.idle()
+                    if e.sqlstate == watch.QUERY_CANCELED and not conn.closed:
+                        continue        # the set changed: ask again
+                    logger.info("watchdog connection failed (%s); reconnecting", e)
+                    await self._forget(conn)
+                    conn = None
+                    await asyncio.sleep(cfg.Timing.for_ttl(1.0).next_retry())
+                    continue
+                self.leases.idle()
+                for lease, how in self.leases.ended([tuple(r) for r in rows]):
+                    self.leases.remove(lease)
+                    if not lease._stopping:
+                        lease._lose(how_from_server(how))
+        finally:
+            self.leases.idle()
+            if conn is not None:
+                await self._forget(conn)
+
+    async def _open(self) -> Optional["psycopg.AsyncConnection[Any]"]:
+        """A new watchdog connection; the leases of a server that restarted are lost."""
+        try:
+            conn = await self._fence._connect()
+            cur = await conn.execute(watch.SQL_SERVER_STARTED)
+            started = (await cur.fetchone())[0]  # type: ignore[index]
+        except psycopg.Error as e:
+            logger.info("watchdog could not connect (%s); trying again", e)
+            await asyncio.sleep(cfg.Timing.for_ttl(1.0).next_retry())
+            return None
+        for lease in self.leases.leases():
+            if lease._held().server_started != started:
+                self.leases.remove(lease)
+                lease._lose(CONNECTION)
+        self._conn = conn
+        return conn
+
+    async def _forget(self, conn: "psycopg.AsyncConnection[Any]") -> None:
+        if self._conn is conn:
+            self._conn = None
+        with contextlib.suppress(Exception):
+            await conn.close()
 
 
 def _cancel_server(conn: Any) -> None:
@@ -85,6 +216,7 @@ class AsyncLease(LeaseBase):
         self._cancelled_by_us = False
         self._cancelling = 0
         self._active: Set["psycopg.AsyncConnection[Any]"] = set()
+        self._dog: Optional[_AsyncWatchdog] = None
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator["psycopg.AsyncConnection[Any]"]:
@@ -127,8 +259,11 @@ class AsyncLease(LeaseBase):
                 await asyncio.shield(cleanup)
             raise
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._watch(), name=f"pgfence-watchdog:{self.key}"),
-                       loop.create_task(self._renew_loop(), name=f"pgfence-renewer:{self.key}")]
+        self._tasks = [loop.create_task(self._renew_loop(), name=f"pgfence-renewer:{self.key}")]
+        if self._dog is not None:
+            self._dog.add(self)
+        else:
+            self._tasks.append(loop.create_task(self._watch(), name=f"pgfence-watchdog:{self.key}"))
         self._cancelling = self._task.cancelling() if self._task and hasattr(self._task, "cancelling") else 0
         self._inside = True
         return self
@@ -180,6 +315,15 @@ class AsyncLease(LeaseBase):
                 await self._close_own()
                 raise LeaseLostError(self.key, token, how_from_server(None))
             self._held().renewed(sent, expires_at)
+        # Still in the shielded grant: a cancel cannot come between the
+        # grant and the lease's watchdog.
+        try:
+            self._dog = await self._fence._watchdog(own)
+        except psycopg.Error:
+            self._dog = None
+        if self._dog is not None:
+            # The fence's watchdog will watch it: its own connection is done.
+            await self._close_own()
 
     async def _abandon(self, grant: "asyncio.Future[None]") -> None:
         if self._own is not None:
@@ -198,6 +342,8 @@ class AsyncLease(LeaseBase):
     async def _shutdown(self) -> None:
         self._stopping = True
         self._held().releasing = True
+        if self._dog is not None:
+            self._dog.remove(self)
         own = self._own
         if own is not None:
             _cancel_server(own)
@@ -208,6 +354,8 @@ class AsyncLease(LeaseBase):
                 await asyncio.wait_for(t, timeout=2)
         await self._release()
         await self._close_own()
+        if self._dog is not None:
+            await self._dog.settle()
         self._finish()
 
     async def _translate(self, e: psycopg.Error) -> BaseException:

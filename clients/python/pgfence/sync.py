@@ -1,10 +1,13 @@
 """pgfence for psycopg 3 and psycopg_pool, with threads.
 
 A Fence hands out leases.  Each lease is detached, owned by a name of its
-own, so that any pooled connection can renew and release it; it has one
-connection of its own (not from the pool) that takes it and then sleeps in
-fence_wait_lease_end, so the server tells the lease the moment it ends.  A
-thread renews it every third of its TTL through the pool.
+own, so that any pooled connection can renew and release it; a connection
+of its own (not from the pool) takes it.  One watchdog connection of the
+Fence then sleeps in fence_wait_leases_end on all its leases at once, so
+the server tells a lease the moment it ends (with fence 1.2, which lacks
+that function, the lease's own connection stays open and sleeps in
+fence_wait_lease_end instead).  A thread renews each lease every third of
+its TTL through the pool.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from ._core.errors import (CONNECTION, DEADLINE, LOCK_NOT_AVAILABLE, RELEASED, F
                            LeaseLostError, LeaseUnavailableError, classify)
 from ._core.base import FenceBase, LeaseBase
 from ._core.state import how_from_server
+from ._core import watch
 
 if TYPE_CHECKING:
     from .breaker import Breaker
@@ -69,6 +73,8 @@ class Fence(FenceBase["Lease"]):
         else:
             raise TypeError("Fence() takes a psycopg_pool.ConnectionPool or a conninfo string")
         self._settings(conninfo, kwargs, watchdog_conninfo, renew_timeout, connect_timeout)
+        self._dog_lock = threading.Lock()
+        self._dog: Optional[_Watchdog] = None
 
     def breaker(self, name: str) -> "Breaker":
         """The shared circuit breaker ``name``."""
@@ -76,6 +82,10 @@ class Fence(FenceBase["Lease"]):
         return Breaker(self.pool, name)
 
     def close(self) -> None:
+        with self._dog_lock:
+            dog, self._dog = self._dog, None
+        if dog is not None:
+            dog.close()
         if self._own_pool:
             self.pool.close()
 
@@ -86,8 +96,148 @@ class Fence(FenceBase["Lease"]):
         self.close()
 
     def _connect(self) -> "psycopg.Connection[Any]":
-        return psycopg.connect(self._conninfo, autocommit=True, connect_timeout=self._connect_timeout,
+        """A connection of pgfence's own, without the pool's timeouts."""
+        conn = psycopg.connect(self._conninfo, autocommit=True, connect_timeout=self._connect_timeout,
                                **self._conn_kwargs)
+        try:
+            conn.execute(watch.SQL_OWN_SETTINGS)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _watchdog(self, conn: "psycopg.Connection[Any]") -> "Optional[_Watchdog]":
+        """The watchdog of all this fence's leases, if the server has
+        fence_wait_leases_end (asked on conn, once)."""
+        with self._dog_lock:
+            if self._multi is None:
+                self._multi = bool(_row(conn.execute(watch.SQL_HAS_WAIT_LEASES_END))[0])
+            if not self._multi:
+                return None
+            if self._dog is None:
+                self._dog = _Watchdog(self)
+            return self._dog
+
+
+class _Watchdog:
+    """One connection and one thread that watch every lease of a Fence."""
+
+    def __init__(self, fence: Fence):
+        self._fence = fence
+        self.leases = watch.WatchSet()
+        self._cond = threading.Condition()
+        self._conn: Optional["psycopg.Connection[Any]"] = None
+        self._thread: Optional[threading.Thread] = None
+        self._closed = False
+
+    def add(self, lease: "Lease") -> None:
+        with self._cond:
+            cancel = self.leases.add(lease)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="pgfence-watchdog", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+            conn = self._conn
+            calls = self.leases.calls
+        if cancel and conn is not None:
+            # The running wait does not watch this lease: stop it, so that
+            # it is asked again with the new set.  From a thread of its own,
+            # as a cancel request is a connection to the server, which a
+            # network that stalls would hold up.
+            threading.Thread(target=self._cancel_call, args=(conn, calls), daemon=True).start()
+
+    def _cancel_call(self, conn: "psycopg.Connection[Any]", calls: int) -> None:
+        for pause in watch.CANCEL_RETRIES:
+            _cancel(conn)
+            time.sleep(pause)
+            if not self.leases.stale(calls):
+                return
+
+    def remove(self, lease: "Lease") -> None:
+        # Its release ends the running wait, which then forgets it.
+        self.leases.remove(lease)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            conn, thread = self._conn, self._thread
+        if conn is not None:
+            _cancel(conn)
+        if thread is not None:
+            thread.join(timeout=2.0)
+
+    def _idle(self) -> bool:
+        """Wait for a lease to watch; False when none came for a while (or closed)."""
+        with self._cond:
+            if not len(self.leases) and not self._closed:
+                self._cond.wait(cfg.WATCHDOG_POLL)
+            if self._closed or not len(self.leases):
+                self._thread = None
+                return False
+            return True
+
+    def _run(self) -> None:
+        conn: Optional["psycopg.Connection[Any]"] = None
+        try:
+            while self._idle():
+                if conn is None:
+                    conn = self._open()
+                    continue
+                call = self.leases.issue()
+                if call is None:
+                    continue
+                keys, tokens = call
+                try:
+                    rows = conn.execute(watch.SQL_WAIT_LEASES_END, {
+                        "keys": keys, "tokens": tokens,
+                        "timeout": cfg.interval(cfg.WATCHDOG_POLL)}).fetchall()
+                except psycopg.Error as e:
+                    self.leases.idle()
+                    if e.sqlstate == watch.QUERY_CANCELED and not conn.closed:
+                        continue        # the set changed: ask again
+                    logger.info("watchdog connection failed (%s); reconnecting", e)
+                    self._forget(conn)
+                    conn = None
+                    time.sleep(cfg.Timing.for_ttl(1.0).next_retry())
+                    continue
+                self.leases.idle()
+                for lease, how in self.leases.ended([tuple(r) for r in rows]):
+                    self.leases.remove(lease)
+                    if not lease._stop.is_set():
+                        lease._lose(how_from_server(how))
+        finally:
+            if conn is not None:
+                self._forget(conn)
+
+    def _open(self) -> Optional["psycopg.Connection[Any]"]:
+        """A new watchdog connection; the leases of a server that restarted are lost."""
+        try:
+            conn = self._fence._connect()
+            started = _row(conn.execute(watch.SQL_SERVER_STARTED))[0]
+        except psycopg.Error as e:
+            logger.info("watchdog could not connect (%s); trying again", e)
+            time.sleep(cfg.Timing.for_ttl(1.0).next_retry())
+            return None
+        for lease in self.leases.leases():
+            if lease._held().server_started != started:
+                self.leases.remove(lease)
+                lease._lose(CONNECTION)
+        with self._cond:
+            self._conn = conn
+        return conn
+
+    def _forget(self, conn: "psycopg.Connection[Any]") -> None:
+        with self._cond:
+            if self._conn is conn:
+                self._conn = None
+        with contextlib.suppress(Exception):
+            conn.close()
+
+
+def _cancel(conn: "psycopg.Connection[Any]") -> None:
+    with contextlib.suppress(Exception):
+        conn.cancel()
 
 
 class Lease(LeaseBase):
@@ -103,6 +253,7 @@ class Lease(LeaseBase):
         self._active: Set["psycopg.Connection[Any]"] = set()
         self._active_lock = threading.Lock()
         self._threads: List[threading.Thread] = []
+        self._dog: Optional[_Watchdog] = None
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator["psycopg.Connection[Any]"]:
@@ -134,7 +285,18 @@ class Lease(LeaseBase):
     def __enter__(self) -> "Lease":
         self._enter_once()
         self._acquire()
-        for target, name in ((self._watch, "watchdog"), (self._renew_loop, "renewer")):
+        try:
+            self._dog = self._fence._watchdog(self._own)  # type: ignore[arg-type]
+        except psycopg.Error:
+            self._dog = None
+        targets = [(self._renew_loop, "renewer")]
+        if self._dog is not None:
+            # The fence's watchdog watches it: its own connection is done.
+            self._close_own()
+            self._dog.add(self)
+        else:
+            targets.append((self._watch, "watchdog"))
+        for target, name in targets:
             t = threading.Thread(target=target, name=f"pgfence-{name}:{self.key}", daemon=True)
             self._threads.append(t)
             t.start()
@@ -145,6 +307,8 @@ class Lease(LeaseBase):
         assert st is not None
         self._stop.set()
         st.releasing = True
+        if self._dog is not None:
+            self._dog.remove(self)
         own = self._own
         if own is not None:
             with contextlib.suppress(Exception):

@@ -6,6 +6,7 @@ Without PGFENCE_TEST_DSN the tests that need a server are skipped; make test
 """
 import os
 import sys
+import time
 import uuid
 
 import psycopg
@@ -90,3 +91,30 @@ def status(admin, key, token):
 def worker(*args):
     """The command line of tests/worker.py, with this interpreter."""
     return [sys.executable, os.path.join(HERE, "worker.py"), *args]
+
+
+def app_dsn(dsn):
+    """dsn with an application_name of its own, to count its backends by."""
+    app = f"pgfence-test-{uuid.uuid4().hex[:8]}"
+    return f"{dsn} application_name={app}", app
+
+
+def watchdog_pids(admin, fence):
+    """The backend of the fence's watchdog connection (one, or none)."""
+    dog = fence._dog
+    conn = dog._conn if dog is not None else None
+    if conn is None or conn.closed:
+        return []
+    pid = conn.info.backend_pid
+    alive = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()[0]
+    return [pid] if alive else []
+
+
+def wait_for(check, timeout=5.0):
+    """Poll check() until it is true (True) or timeout seconds pass (False)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.02)
+    return bool(check())

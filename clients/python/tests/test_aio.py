@@ -10,7 +10,7 @@ from psycopg_pool import AsyncConnectionPool
 import pgfence
 from pgfence.testing import AsyncVirtualClock
 
-from conftest import leases_of, status
+from conftest import app_dsn, leases_of, status, watchdog_pids
 
 
 def waiters_of(admin, key):
@@ -233,3 +233,78 @@ async def test_lf002_marks_the_lease_lost(afx, admin, key, jobs):
             assert ei.value.sqlstate == "LF002"
             assert lease.lost.is_set() and lease.how == "expired"
     assert admin.execute(f"SELECT result FROM {jobs}").fetchone()[0] == "pending"
+
+
+async def eventually(check, timeout=5.0):
+    """Poll check() (sync) without blocking the loop, until true or timeout."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if check():
+            return True
+        await asyncio.sleep(0.02)
+    return bool(check())
+
+
+def waits(admin, app):
+    return admin.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
+                         "AND state = 'active' AND query LIKE '%%fence_wait_leases_end(%%'",
+                         (app,)).fetchone()[0]
+
+
+async def test_twenty_leases_one_watchdog(dsn, admin, key):
+    """Twenty leases in twenty tasks, one watchdog backend; a break of one
+    cancels its task within a second, and only it."""
+    app_dsn_, app = app_dsn(dsn)
+    async with AsyncConnectionPool(app_dsn_, min_size=1, max_size=4,
+                                   kwargs={"autocommit": True}) as pool:
+        afx = pgfence.AsyncFence(pool)
+        entered = []
+
+        async def hold(i):
+            async with afx.lease(f"{key}:{i}", ttl=30) as lease:
+                entered.append(lease)
+                await asyncio.sleep(60)
+
+        tasks = [asyncio.ensure_future(hold(i)) for i in range(20)]
+        try:
+            assert await eventually(lambda: len(entered) == 20)
+            assert await eventually(lambda: len(watchdog_pids(admin, afx)) == 1)
+            assert await eventually(lambda: waits(admin, app) == 1)
+            backends = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                                     (app,)).fetchone()[0]
+            assert backends <= 4 + 1, backends
+            admin.execute("SELECT fence_break(%s::text)", (f"{key}:7",))
+            start = time.monotonic()
+            done, _ = await asyncio.wait(tasks, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+            assert time.monotonic() - start < 1.0
+            assert done == {tasks[7]}
+            with pytest.raises(pgfence.LeaseLostError) as ei:
+                tasks[7].result()
+            assert ei.value.how == "broken"
+            assert await eventually(lambda: waits(admin, app) == 1)
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        assert admin.execute("SELECT count(*) FROM fence_leases WHERE key LIKE %s",
+                             (key + ":%",)).fetchone()[0] == 0
+
+
+async def test_pool_statement_timeout_does_not_reach_the_watchdog(dsn, admin, key):
+    app_dsn_, app = app_dsn(dsn)
+    options = "-c statement_timeout=100 -c idle_in_transaction_session_timeout=100"
+    async with AsyncConnectionPool(app_dsn_ + f" options='{options}'", min_size=1, max_size=2,
+                                   kwargs={"autocommit": True}) as pool:
+        afx = pgfence.AsyncFence(pool)
+        with pytest.raises(pgfence.LeaseLostError) as ei:
+            async with afx.lease(key, ttl=1) as lease:
+                await asyncio.sleep(2.0)
+                assert not lease.lost.is_set()
+                pids = watchdog_pids(admin, afx)
+                assert len(pids) == 1 and waits(admin, app) == 1
+                assert admin.execute("SELECT now() - query_start > interval '1.5 seconds' "
+                                     "FROM pg_stat_activity WHERE pid = %s", (pids[0],)).fetchone()[0]
+                asyncio.get_running_loop().call_later(
+                    0.1, lambda: admin.execute("SELECT fence_break(%s::text)", (key,)))
+                await asyncio.sleep(1.1)
+        assert ei.value.how == "broken"

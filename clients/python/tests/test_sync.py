@@ -1,4 +1,5 @@
 """pgfence.Fence and Lease, with threads, against a real server."""
+import contextlib
 import logging
 import threading
 import time
@@ -9,7 +10,9 @@ import pytest
 import pgfence
 from pgfence.testing import VirtualClock
 
-from conftest import leases_of, status
+from psycopg_pool import ConnectionPool
+
+from conftest import app_dsn, leases_of, status, wait_for, watchdog_pids
 
 
 def test_lease_token_and_release(fx, admin, key):
@@ -179,11 +182,12 @@ def test_superseded_after_expiry(fx, admin, key):
 def test_watchdog_connection_killed_while_held(fx, admin, key):
     # The watchdog reconnects, finds the lease still held, and goes on.
     with pytest.raises(pgfence.LeaseLostError), fx.lease(key, ttl=30) as lease:
-        pid = lease._own.info.backend_pid
+        assert wait_for(lambda: len(watchdog_pids(admin, fx)) == 1)
+        pid = watchdog_pids(admin, fx)[0]
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         time.sleep(1)
         assert not lease.lost.is_set()
-        assert lease._own is not None and lease._own.info.backend_pid != pid
+        assert wait_for(lambda: watchdog_pids(admin, fx) not in ([], [pid]))
         admin.execute("SELECT fence_break(%s::text)", (key,))
         assert lease.lost.wait(2)
         assert lease.how == "broken"
@@ -280,3 +284,94 @@ def test_network_stall_past_the_deadline_loses_the_lease(dsn, admin, key):
                 proxy.flow()
         assert ei.value.how == "deadline"
         assert took <= 1.5 + 0.3, took
+
+
+def test_twenty_leases_one_watchdog(dsn, admin, key):
+    """All the leases of a Fence are watched by one backend; a break of any is
+    pushed within a second."""
+    app_dsn_, app = app_dsn(dsn)
+    with ConnectionPool(app_dsn_, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
+        fx = pgfence.Fence(pool)
+        stack = contextlib.ExitStack()
+        leases = [stack.enter_context(fx.lease(f"{key}:{i}", ttl=30)) for i in range(20)]
+        try:
+            assert wait_for(lambda: len(watchdog_pids(admin, fx)) == 1)
+            assert wait_for(lambda: waits(admin, app) == 1)
+            # The pool's connections and the watchdog's, nothing per lease.
+            backends = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                                     (app,)).fetchone()[0]
+            assert backends <= 4 + 1, backends
+            for victim in (leases[13], leases[19], leases[0]):
+                admin.execute("SELECT fence_break(%s::text)", (victim.key,))
+                started = time.monotonic()
+                assert victim.lost.wait(1.0)
+                assert time.monotonic() - started < 1.0
+                assert victim.how == "broken"
+            assert sorted(lease.key for lease in leases if lease.lost.is_set()) == \
+                sorted([f"{key}:0", f"{key}:13", f"{key}:19"])
+            # The wait goes on with the other 17, on the same single backend.
+            assert wait_for(lambda: waits(admin, app) == 1)
+            assert len(watchdog_pids(admin, fx)) == 1
+        finally:
+            with pytest.raises(pgfence.LeaseLostError):
+                stack.close()
+        assert admin.execute("SELECT count(*) FROM fence_leases WHERE key LIKE %s",
+                             (key + ":%",)).fetchone()[0] == 0
+
+
+def test_new_lease_is_watched_at_once(fx, admin, key):
+    """A lease taken while the watchdog sleeps on others is watched by the next wait."""
+    with fx.lease(key + ":first", ttl=30):
+        assert wait_for(lambda: len(watchdog_pids(admin, fx)) == 1)
+        with pytest.raises(pgfence.LeaseLostError), fx.lease(key, ttl=30) as lease:
+            admin.execute("SELECT fence_break(%s::text)", (key,))
+            assert lease.lost.wait(1.0)
+        assert lease.how == "broken"
+
+
+def test_pool_statement_timeout_does_not_reach_the_watchdog(dsn, admin, key):
+    """A pool whose connections time out after 100 ms: the lease is still watched."""
+    app_dsn_, app = app_dsn(dsn)
+    options = ("-c statement_timeout=100 -c lock_timeout=100 "
+               "-c idle_in_transaction_session_timeout=100")
+    with ConnectionPool(app_dsn_ + f" options='{options}'", min_size=1, max_size=2,
+                        kwargs={"autocommit": True}) as pool:
+        with pool.connection() as conn:
+            assert conn.execute("SHOW statement_timeout").fetchone()[0] == "100ms"
+        fx = pgfence.Fence(pool)
+        with pytest.raises(pgfence.LeaseLostError), fx.lease(key, ttl=1) as lease:
+            time.sleep(2.0)
+            assert not lease.lost.is_set()
+            pids = watchdog_pids(admin, fx)
+            assert len(pids) == 1 and waits(admin, app) == 1
+            # One wait all along, not one cut short every 100 ms.
+            assert admin.execute("SELECT now() - query_start > interval '1.5 seconds' "
+                                 "FROM pg_stat_activity WHERE pid = %s", (pids[0],)).fetchone()[0]
+            admin.execute("SELECT fence_break(%s::text)", (key,))
+            assert lease.lost.wait(1.0)
+            assert watchdog_pids(admin, fx) == pids     # no reconnect along the way
+
+
+def test_without_fence_wait_leases_end_each_lease_watches_itself(fx, admin, key):
+    """A 1.2 server: one watchdog connection per lease, as before."""
+    fx._multi = False                     # as a server without the function answers
+    stack = contextlib.ExitStack()
+    a = stack.enter_context(fx.lease(key + ":a", ttl=30))
+    b = stack.enter_context(fx.lease(key + ":b", ttl=30))
+    try:
+        assert wait_for(lambda: admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+            "AND query LIKE 'SELECT fence_wait_lease_end(%%'").fetchone()[0] == 2)
+        assert fx._dog is None
+        admin.execute("SELECT fence_break(%s::text)", (b.key,))
+        assert b.lost.wait(1.0) and not a.lost.is_set()
+    finally:
+        with pytest.raises(pgfence.LeaseLostError):
+            stack.close()
+
+
+def waits(admin, app):
+    """How many backends of application app sleep in fence_wait_leases_end."""
+    return admin.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
+                         "AND state = 'active' AND query LIKE '%%fence_wait_leases_end(%%'",
+                         (app,)).fetchone()[0]

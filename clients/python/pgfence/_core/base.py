@@ -126,6 +126,8 @@ class FenceBase(Generic[L]):
         self._renew_timeout = cfg.seconds(renew_timeout, "renew_timeout") if renew_timeout is not None else None
         # libpq's connect_timeout is whole seconds, at least 1 (0 means none).
         self._connect_timeout = max(int(cfg.seconds(connect_timeout, "connect_timeout") + 0.999), 1)
+        # Whether the server has fence_wait_leases_end (None: not asked yet).
+        self._multi: Optional[bool] = None
 
     def lease(self, key: Union[str, int], ttl: Seconds = 30, wait: Optional[Seconds] = None,
               owner: Optional[str] = None) -> L:

@@ -1,6 +1,9 @@
 package dev.pgfence;
 
+import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -30,6 +33,9 @@ public final class Fence {
     private final DataSource pool;
     private final ConnectionFactory own;
     private final ScheduledThreadPoolExecutor scheduler;
+    private final Object dogLock = new Object();
+    private Boolean multi; // has the server fence_wait_leases_end? null: not asked yet; guarded by dogLock
+    private Watchdog dog; // guarded by dogLock
 
     /** Leases through {@code pool}; each lease's own connection is taken from it too. */
     public Fence(DataSource pool) {
@@ -94,6 +100,37 @@ public final class Fence {
 
     ConnectionFactory ownConnections() {
         return own;
+    }
+
+    /**
+     * The watchdog of all this fence's leases, if the server has fence_wait_leases_end (asked
+     * once, on {@code c}); else null.
+     */
+    Watchdog watchdog(Connection c) {
+        synchronized (dogLock) {
+            if (multi == null) {
+                try (Statement s = c.createStatement();
+                     ResultSet rs = s.executeQuery(Watchdog.SQL_HAS_WAIT_LEASES_END)) {
+                    multi = rs.next() && rs.getBoolean(1);
+                } catch (SQLException e) {
+                    return null; // asked again with the next lease
+                }
+            }
+            if (!multi) {
+                return null;
+            }
+            if (dog == null) {
+                dog = new Watchdog(this);
+            }
+            return dog;
+        }
+    }
+
+    /** As with a server without fence_wait_leases_end (fence 1.2): for the tests. */
+    void watchEachLeaseAlone() {
+        synchronized (dogLock) {
+            multi = false;
+        }
     }
 
     ScheduledThreadPoolExecutor scheduler() {

@@ -45,7 +45,7 @@ public final class Lease implements AutoCloseable {
     /** fence's limit on an owner name, in bytes. */
     static final int OWNER_MAX_BYTES = 48;
     /** How long one fence_wait_lease_end sleeps before it asks again (proving the connection alive). */
-    private static final Duration WATCHDOG_POLL = Duration.ofSeconds(30);
+    static final Duration WATCHDOG_POLL = Duration.ofSeconds(30);
 
     // Keys travel as text and tokens as bigint (fence_token takes int8 implicitly, and ::bigint
     // reads one back). A grant also returns the server's start time: a restart ends every lease,
@@ -61,6 +61,12 @@ public final class Lease implements AutoCloseable {
         "SELECT fence_lease_status(?::text, ?::bigint), pg_postmaster_start_time()::text";
     static final String SQL_WAIT_END = "SELECT fence_wait_lease_end(?::text, ?::bigint, ?::interval)";
     static final String SQL_USE_TOKEN = "SELECT fence_use_token(?::bigint, ?::text)";
+    /** The timeouts an own connection must not keep from the pool's settings, and their values. */
+    static final String SQL_OWN_TIMEOUTS = "SELECT current_setting('statement_timeout'), "
+        + "current_setting('lock_timeout'), current_setting('idle_in_transaction_session_timeout')";
+    /** Sets them (session-wide, for the watchdog's wait): to 0, and back before the connection goes. */
+    static final String SQL_SET_TIMEOUTS = "SELECT set_config('statement_timeout', ?, false), "
+        + "set_config('lock_timeout', ?, false), set_config('idle_in_transaction_session_timeout', ?, false)";
     // What this owner holds of the key after a grant whose answer never came back.
     static final String SQL_RELEASE_OWNED = "SELECT fence_release(l.key, l.token) FROM fence_leases l "
         + "WHERE l.database = current_database() AND l.key = ?::text AND l.owner = ?::text";
@@ -92,6 +98,11 @@ public final class Lease implements AutoCloseable {
     private boolean closed; // guarded by lock
 
     private volatile Connection own;
+    /** The fence's watchdog, when it watches this lease (then there is no own connection). */
+    private volatile Watchdog dog;
+    /** The own connection's timeouts as they came, while the watchdog has them at 0; or null. */
+    private volatile Object[] ownTimeouts;
+    private volatile Connection ownTimeoutsOf;
     private volatile Statement ownStatement;
     private volatile Thread watchdog;
     private volatile ScheduledFuture<?> renewTask;
@@ -242,6 +253,10 @@ public final class Lease implements AutoCloseable {
             before = loss;
         }
         cancelTasks();
+        Watchdog d = dog;
+        if (d != null) {
+            d.remove(this);
+        }
         // The release wakes the watchdog's fence_wait_lease_end, which returns "released".
         Boolean released = release();
         Statement s = ownStatement;
@@ -304,6 +319,8 @@ public final class Lease implements AutoCloseable {
                 // Wait forever: lock_timeout would end fence_lease's wait too.
                 query(own, "SET LOCAL lock_timeout = 0", 0);
             }
+            // fence_lease's own timeout bounds the wait, not the pool's statement_timeout.
+            query(own, "SET LOCAL statement_timeout = 0", 0);
             long sent = System.nanoTime();
             asked = true;
             Object[] row = wait != null && wait.isZero()
@@ -314,9 +331,11 @@ public final class Lease implements AutoCloseable {
             if (row[0] == null) {
                 throw new LeaseUnavailableException(key, wait, null);
             }
+            Watchdog dog = fence.watchdog(own);
             Lease lease = new Lease(fence, key, (Long) row[0], owner, ttl, (String) row[1], own,
                 ownAutoCommit, sent);
             handedOver = true;
+            lease.dog = dog;
             try {
                 lease.start(sent);
             } catch (SQLException | RuntimeException e) {
@@ -358,10 +377,18 @@ public final class Lease implements AutoCloseable {
             renewed(again);
         }
         LOG.log(Level.DEBUG, "acquired lease \"{0}\", token {1}, ttl {2}, owner {3}", key, token, ttl, owner);
-        Thread t = new Thread(this::watch, "pgfence-watchdog:" + key);
-        t.setDaemon(true);
-        watchdog = t;
-        t.start();
+        if (dog != null) {
+            // The fence's watchdog watches it: its own connection is done.
+            Connection c = own;
+            own = null;
+            closeOwn(c);
+            dog.add(this);
+        } else {
+            Thread t = new Thread(this::watch, "pgfence-watchdog:" + key);
+            t.setDaemon(true);
+            watchdog = t;
+            t.start();
+        }
         scheduleRenewal(nextRenewal());
         scheduleDeadlineCheck();
     }
@@ -477,6 +504,15 @@ public final class Lease implements AutoCloseable {
                         return;
                     }
                 }
+                if (ownTimeoutsOf != c) {
+                    try {
+                        liftTimeouts(c);
+                    } catch (SQLException e) {
+                        closeOwn(c);
+                        c = null;
+                        continue;
+                    }
+                }
                 String how;
                 try (PreparedStatement ps = c.prepareStatement(SQL_WAIT_END)) {
                     bind(ps, key, token, interval(WATCHDOG_POLL));
@@ -542,7 +578,29 @@ public final class Lease implements AutoCloseable {
     }
 
     private void closeOwn(Connection c) {
+        if (c != null && ownTimeoutsOf == c) {
+            // It may go back to a pool: with the timeouts it came with.
+            try {
+                query(c, SQL_SET_TIMEOUTS, 0, ownTimeouts);
+            } catch (SQLException ignored) {
+                // Broken: closing is all that is left.
+            }
+            ownTimeoutsOf = null;
+            ownTimeouts = null;
+        }
         giveBack(c, ownAutoCommit);
+    }
+
+    /**
+     * Lifts the pool's statement_timeout, lock_timeout and idle_in_transaction_session_timeout
+     * on an own connection (autocommit) for the watchdog: a statement_timeout would cut every
+     * wait short and make it reconnect in a loop.  closeOwn puts them back.
+     */
+    private void liftTimeouts(Connection c) throws SQLException {
+        Object[] was = query(c, SQL_OWN_TIMEOUTS, 0);
+        query(c, SQL_SET_TIMEOUTS, 0, "0", "0", "0");
+        ownTimeouts = was;
+        ownTimeoutsOf = c;
     }
 
     /** Closes an own connection with its autocommit as it came (it may go back to a pool). */
@@ -564,6 +622,21 @@ public final class Lease implements AutoCloseable {
 
     private boolean finished() {
         return closing || loss != null;
+    }
+
+    /** The fence's watchdog read that the lease ended (fence_wait_leases_end's status). */
+    void watchdogSays(String status) {
+        lose(How.fromServer(status), null);
+    }
+
+    /** The fence's watchdog found the server restarted since the grant. */
+    void watchdogLostConnection() {
+        lose(How.CONNECTION, null);
+    }
+
+    /** Was the server that started at {@code started} the one that granted the lease? */
+    boolean sameServer(String started) {
+        return serverStarted.equals(started);
     }
 
     /** Declares the lease lost (once): cancels its running statements, completes lost(). */

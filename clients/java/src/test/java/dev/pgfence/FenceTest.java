@@ -207,6 +207,118 @@ class FenceTest {
             "close() says the lease had been lost");
     }
 
+    /**
+     * A pool whose connections time out after 100 ms, whose connections the lease's own come
+     * from too: the watchdog's one wait lasts the 2 s the lease is held and learns of a break
+     * within a second, and the connection goes back to the pool with its timeouts.
+     */
+    @Test
+    void poolTimeoutsDoNotReachTheWatchdog() throws Exception {
+        String app = "pgfence-timeouts";
+        String strictUrl = url + (url.contains("?") ? "&" : "?") + "ApplicationName=" + app
+            + "&options=-c%20statement_timeout=100%20-c%20lock_timeout=100"
+            + "%20-c%20idle_in_transaction_session_timeout=100";
+        try (SimplePool strict = new SimplePool(strictUrl)) {
+            try (Connection c = strict.getConnection()) {
+                assertEquals("100ms", value(c, "SHOW statement_timeout"));
+            }
+            Fence f = new Fence(strict);
+            Lease lease = f.acquire("timeouts:me", Duration.ofSeconds(1), Duration.ZERO);
+            Thread.sleep(2000);
+            assertNull(lease.lost().getNow(null), "still held after 2 s");
+            assertEquals("1", value("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app
+                + "' AND state = 'active' AND query LIKE '%fence\\_wait\\_lease%\\_end(%' "
+                + "AND now() - query_start > interval '1.5 seconds'"), "one wait all along");
+            long broken = System.nanoTime();
+            value("SELECT fence_break('timeouts:me')");
+            assertEquals(How.BROKEN, lease.lost().get(1, TimeUnit.SECONDS).how());
+            assertTrue((System.nanoTime() - broken) / 1_000_000 < 1000, "within a second");
+            assertThrows(LeaseLostException.class, lease::close);
+            try (Connection c = strict.getConnection()) {
+                assertEquals("100ms", value(c, "SHOW statement_timeout"), "given back as it came");
+            }
+        }
+    }
+
+    /** Backends of application {@code app} sleeping in fence_wait_lease_end or fence_wait_leases_end. */
+    static int waits(String app) throws SQLException {
+        return Integer.parseInt(value("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app
+            + "' AND state = 'active' AND query LIKE '%fence\\_wait\\_lease%\\_end(%'"));
+    }
+
+    static String withApp(String app) {
+        return url + (url.contains("?") ? "&" : "?") + "ApplicationName=" + app;
+    }
+
+    /** Twenty leases of one Fence: one backend waits for them all; a break of any is pushed within a second. */
+    @Test
+    void twentyLeasesOneWatchdog() throws Exception {
+        String app = "pgfence-twenty";
+        try (SimplePool p = new SimplePool(withApp(app))) {
+            Fence f = new Fence(p);
+            List<Lease> leases = new ArrayList<>();
+            try {
+                for (int i = 0; i < 20; i++) {
+                    leases.add(f.acquire("twenty:" + i, Duration.ofSeconds(30), Duration.ZERO));
+                }
+                waitFor(() -> waits(app) == 1, 5000, "one backend waits for all twenty");
+                for (int i : new int[] {13, 19, 0}) {
+                    long broken = System.nanoTime();
+                    value("SELECT fence_break('twenty:" + i + "')");
+                    assertEquals(How.BROKEN, leases.get(i).lost().get(1, TimeUnit.SECONDS).how());
+                    assertTrue((System.nanoTime() - broken) / 1_000_000 < 1000, "within a second");
+                }
+                for (int i = 0; i < 20; i++) {
+                    assertEquals(i == 0 || i == 13 || i == 19, leases.get(i).lost().isDone(), "lease " + i);
+                }
+                waitFor(() -> waits(app) == 1, 5000, "the wait goes on with the others");
+            } finally {
+                for (Lease l : leases) {
+                    try {
+                        l.close();
+                    } catch (LeaseLostException expected) {
+                        // The broken ones.
+                    }
+                }
+            }
+            assertEquals("0", value("SELECT count(*) FROM fence_leases WHERE key LIKE 'twenty:%'"));
+        }
+    }
+
+    /** A lease taken while the watchdog sleeps on another is watched at once. */
+    @Test
+    void newLeaseIsWatchedAtOnce() throws Exception {
+        String app = "pgfence-later";
+        try (SimplePool p = new SimplePool(withApp(app))) {
+            Fence f = new Fence(p);
+            try (Lease first = f.acquire("later:first", Duration.ofSeconds(30), Duration.ZERO)) {
+                waitFor(() -> waits(app) == 1, 5000, "the watchdog waits");
+                Lease later = f.acquire("later:me", Duration.ofSeconds(30), Duration.ZERO);
+                value("SELECT fence_break('later:me')");
+                assertEquals(How.BROKEN, later.lost().get(1, TimeUnit.SECONDS).how());
+                assertThrows(LeaseLostException.class, later::close);
+            }
+        }
+    }
+
+    /** As with fence 1.2 (no fence_wait_leases_end): each lease watches itself on a connection of its own. */
+    @Test
+    void eachLeaseWatchesItselfWithoutTheSetWait() throws Exception {
+        String app = "pgfence-alone";
+        try (SimplePool p = new SimplePool(withApp(app))) {
+            Fence f = new Fence(p);
+            f.watchEachLeaseAlone();
+            try (Lease a = f.acquire("alone:a", Duration.ofSeconds(30), Duration.ZERO)) {
+                Lease b = f.acquire("alone:b", Duration.ofSeconds(30), Duration.ZERO);
+                waitFor(() -> waits(app) == 2, 5000, "two watchdogs wait");
+                value("SELECT fence_break('alone:b')");
+                assertEquals(How.BROKEN, b.lost().get(1, TimeUnit.SECONDS).how());
+                assertFalse(a.lost().isDone());
+                assertThrows(LeaseLostException.class, b::close);
+            }
+        }
+    }
+
     /** The pooled connection goes back carrying no token, in autocommit; LF003 is classified. */
     @Test
     void pooledConnectionCarriesNoToken() throws Exception {
