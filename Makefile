@@ -27,6 +27,7 @@ OBJS = \
 	src/counter.o \
 	src/token.o \
 	src/lease_table.o \
+	src/lease_counts.o \
 	src/session.o \
 	src/lease_sql.o \
 	src/citus.o \
@@ -96,6 +97,7 @@ all install installcheck:
 endif
 
 $(OBJS): src/fence.h
+src/fence.o src/lease_table.o src/lease_counts.o: src/lease_counts.h
 src/enforce_cache.o src/enforce_commit.o src/enforce.o src/protect.o: src/enforce.h
 
 # An out-of-tree (VPATH) build, such as Debian's pg_buildext runs in

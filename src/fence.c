@@ -22,6 +22,7 @@
 #include "storage/shmem.h"
 
 #include "fence.h"
+#include "lease_counts.h"
 
 PG_MODULE_MAGIC;
 
@@ -83,7 +84,8 @@ fence_shmem_request(void)
 
 	RequestAddinShmemSpace(add_size(FenceClockShmemSize(),
 									add_size(FenceDbShmemSize(),
-											 FenceLeaseShmemSize())));
+											 add_size(FenceLeaseShmemSize(),
+													  FenceCountsShmemSize()))));
 	RequestAddinShmemSpace(FenceBreakerShmemSize());
 	FenceDbShmemRequest();
 	FenceLeaseShmemRequest();
@@ -104,6 +106,7 @@ fence_shmem_startup(void)
 	FenceClockShmemInit();
 	FenceDbShmemInit(FenceCounterBlockInit);
 	FenceLeaseShmemInit();
+	FenceCountsShmemInit();
 	FenceBreakerShmemInit();
 	/* The sweep of dropped databases frees their breakers too. */
 	FenceDbShareDatabases(FenceBreakerDatabases, FenceBreakerForgetDatabase);

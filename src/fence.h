@@ -16,6 +16,7 @@
  *	citus.c			Citus: the token in effect carried to the worker nodes
  *	session.c		what this backend holds, the token in effect, clean-up
  *	lease_table.c	the shared-memory lease table: grant, release, wait
+ *	lease_counts.c	counts of the leases held, kept as the lease table changes
  *	counter.c		the durable per-database token counter
  *	clock.c			the lease clock: real time, or the virtual test clock
  *	dbstate.c		per-database shared state: slots, statistics, high-water mark
@@ -206,6 +207,8 @@ extern FenceCounterBlock *FenceDbCounterBlock(bool missing_ok);
 extern void FenceDbClaimSlot(void);
 extern int	FenceDbDatabases(Oid **dbids);
 extern void FenceDbForgetDatabase(Oid dbid);
+extern int	FenceDbSlotOf(Oid dbid);
+extern Oid	FenceDbSlotDatabase(int index);
 
 /*
  * Per-database state that a module above keeps in shared memory of its own
@@ -380,6 +383,10 @@ extern int	FenceLeaseSnapshotKey(const char *key, int keylen,
 								  FenceLeaseInfo **leases);
 extern int	FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters);
 extern int	FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers);
+extern int	FenceLeaseWaitersSnapshotKey(const char *key, int keylen,
+										 FenceWaiterInfo **waiters);
+extern int	FenceLeaseBlockersKey(const char *key, int keylen,
+								  FenceBlockerInfo **blockers);
 
 /* session.c */
 extern void FenceSessionInit(void);

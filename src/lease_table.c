@@ -178,8 +178,8 @@
 #include "utils/wait_event.h"
 
 #include "fence.h"
+#include "lease_counts.h"
 
-#define FENCE_LEASE_PARTITIONS	16		/* a power of two */
 #define FENCE_LEASE_TRANCHE		"fence_leases"
 #define FENCE_ROLES_TRANCHE		"fence_lease_roles"
 
@@ -529,6 +529,14 @@ FenceLeaseShmemInit(void)
 	}
 }
 
+/* Partition lock p, for lease_counts.c's reader. */
+LWLock *
+FenceLeasePartitionLock(int partition)
+{
+	Assert(partition >= 0 && partition < FENCE_LEASE_PARTITIONS);
+	return &lease_shared->locks[partition].lock;
+}
+
 /* ---------- lookup ---------- */
 
 /*
@@ -793,6 +801,21 @@ entry_ends(FenceLeaseSlot *slot)
 		role_count_sub(slot->roleid);
 }
 
+/*
+ * Tell lease_counts.c what the entry holds now (after it started or stopped
+ * holding a lease, or its expiry moved).  partition: the entry's, or -1 for
+ * an entry that was held before and is still (its partition is known).
+ * Exclusive partition lock held; never ERRORs.
+ */
+static inline void
+count_slot(FenceLeaseSlot *slot, int partition)
+{
+	FenceCountsNote((int32) (slot - lease_slots), partition, slot->dbid,
+					slot->kind == ENTRY_PERMIT_KEY ? FENCE_SCOPE_NONE :
+					(FenceLeaseScope) slot->scope,
+					slot->kind == ENTRY_PERMIT, slot->expires_at);
+}
+
 /* ---------- free list and reclaim ---------- */
 
 static void
@@ -870,6 +893,7 @@ free_entries(uint32 partition, Oid dbid, int *ended)
 					(*ended)++;
 				entry_ends(slot);
 				slot->scope = FENCE_SCOPE_NONE;
+				count_slot(slot, partition);
 				*link = slot->next;
 				slot->next = first;
 				first = idx;
@@ -1435,6 +1459,7 @@ drop_dead_permits(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
 		}
 		entry_ends(permit);
 		permit->scope = FENCE_SCOPE_NONE;
+		count_slot(permit, hash % FENCE_LEASE_PARTITIONS);
 		*link = permit->next;
 		push_free_chain(idx, idx, 1);
 		link = next_permit_link(link, key);
@@ -1508,6 +1533,7 @@ become_kind(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 	{
 		entry_ends(slot);
 		slot->scope = FENCE_SCOPE_NONE;
+		count_slot(slot, hash % FENCE_LEASE_PARTITIONS);
 		slot->ownerlen = 0;
 		slot->held.permits = req->permits;
 	}
@@ -1568,6 +1594,7 @@ install_grant_to(FenceLeaseSlot *slot, uint32 hash,
 		slot->held.procno = procno;
 		slot->ownerlen = 0;
 	}
+	count_slot(slot, hash % FENCE_LEASE_PARTITIONS);
 	grant->outcome = FENCE_ACQUIRE_GRANTED;
 	grant->token = token;
 	grant->expires_at = slot->expires_at;
@@ -1783,6 +1810,7 @@ extend_held(FenceLeaseSlot *slot, const FenceLeaseRequest *req,
 		return STEP_ROLE_LIMIT;
 	slot->expires_at = Max(slot->expires_at, lease_deadline(now, req->ttl));
 	slot->lock_delay = Max(slot->lock_delay, req->lock_delay);
+	count_slot(slot, -1);
 	grant->outcome = FENCE_ACQUIRE_EXTENDED;
 	grant->token = slot->token;
 	grant->expires_at = slot->expires_at;
@@ -2468,6 +2496,7 @@ release_entry(int32 *link, LWLock *lock)
 	bump_generation(lock_partition(lock));
 	entry_ends(slot);
 	slot->scope = FENCE_SCOPE_NONE;
+	count_slot(slot, lock_partition(lock));
 	slot->held.procno = -1;
 	slot->ownerlen = 0;
 	if (slot->wait_head >= 0)
@@ -2496,6 +2525,7 @@ release_permit(int32 *plink, FenceLeaseSlot *key, LWLock *lock)
 	bump_generation(lock_partition(lock));
 	entry_ends(permit);
 	permit->scope = FENCE_SCOPE_NONE;
+	count_slot(permit, lock_partition(lock));
 	if (serve_queue(key, permit))
 		return true;
 	*plink = permit->next;
@@ -2639,6 +2669,7 @@ FenceLeaseAbandon(const char *key, int keylen, FenceToken token)
 		{
 			bump_generation(lock_partition(lock));
 			slot->expires_at = now;
+			count_slot(slot, lock_partition(lock));
 			if (queue->wait_head >= 0)
 				wake_proc(queue->wait_head);
 		}
@@ -2712,6 +2743,7 @@ FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 		if (expires_at < slot->expires_at && queue->wait_head >= 0)
 			wake_proc(queue->wait_head);
 		slot->expires_at = expires_at;
+		count_slot(slot, lock_partition(lock));
 		renewed = true;
 	}
 	LWLockRelease(lock);
@@ -3113,56 +3145,93 @@ FenceLeaseSnapshotKey(const char *key, int keylen, FenceLeaseInfo **leases)
 }
 
 /*
+ * The rows of entry "slot"'s queue, in queue order, into out[n...] (at
+ * most the nprocs there are); returns the new n.  Partition lock held.
+ */
+static int
+add_waiter_rows(FenceLeaseSlot *slot, FenceWaiterInfo *out, int n)
+{
+	int			position = 0;
+
+	for (int32 w = slot->wait_head; w >= 0 && n < lease_shared->nprocs;
+		 w = lease_waiters[w].next)
+	{
+		FenceWaiterInfo *info = &out[n++];
+
+		info->dbid = slot->dbid;
+		info->keylen = slot->keylen;
+		memcpy(info->key, slot->text, slot->keylen);
+		info->pid = GetPGProcByNumber(w)->pid;
+		info->roleid = lease_waiters[w].roleid;
+		info->scope = (FenceLeaseScope) lease_waiters[w].scope;
+		info->since = lease_waiters[w].since;
+		info->deadline = lease_waiters[w].deadline;
+		info->position = ++position;
+	}
+	return n;
+}
+
+/*
+ * Is slot idx, which proc w's wait state names, the head of a queue in
+ * partition p?  Partition lock p held.  The wait state and the slot of
+ * another partition may change meanwhile: only the key's entry, found in
+ * p's own chains, says that the slot is p's and its fields stable.
+ */
+static bool
+queue_head_in(int32 idx, int32 w, uint32 p)
+{
+	FenceLeaseSlot *slot;
+	uint32		hash;
+	int			keylen;
+
+	if (idx < 0 || idx >= lease_shared->nslots)
+		return false;
+	slot = &lease_slots[idx];
+	keylen = Min((int) slot->keylen, FENCE_MAX_KEY_LEN);
+	if (slot->wait_head != w || keylen == 0)
+		return false;
+	hash = lease_hash(slot->dbid, slot->text, keylen);
+	return hash % FENCE_LEASE_PARTITIONS == p &&
+		lookup(hash, slot->dbid, slot->text, keylen) == idx;
+}
+
+/*
  * Every session waiting for a lease, for the fence_lease_waiters view: one
- * row per waiter, in queue order per key.  Each partition is read under its
- * lock; the array is allocated first (there are at most nprocs waiters).
+ * row per waiter, in queue order per key.  The queues are found from the
+ * waiting procs, not the table's chains, so the cost grows with the
+ * server's connections, not with the leases held: for each partition,
+ * under its lock, each proc at the head of a queue of that partition lists
+ * its queue.  The array is allocated first (there are at most nprocs
+ * waiters).
  */
 int
 FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters)
 {
-	uint32		nbuckets;
 	int			n = 0;
 	FenceWaiterInfo *out;
 
 	FenceRequirePreload();
-	nbuckets = lease_shared->bucket_mask + 1;
 	out = palloc(sizeof(FenceWaiterInfo) * Max(lease_shared->nprocs, 1));
 
-	for (int p = 0; p < FENCE_LEASE_PARTITIONS; p++)
+	for (uint32 p = 0; p < FENCE_LEASE_PARTITIONS; p++)
 	{
 		LWLock	   *lock = &lease_shared->locks[p].lock;
 
+		CHECK_FOR_INTERRUPTS();
 		LWLockAcquire(lock, LW_SHARED);
-		for (uint32 b = 0; b < nbuckets; b++)
+		for (int32 w = 0; w < lease_shared->nprocs; w++)
 		{
-			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0;
-				 i = lease_slots[i].next)
-			{
-				FenceLeaseSlot *slot = &lease_slots[i];
-				int			position = 0;
+			int32		idx = lease_waiters[w].slot;
 
-				for (int32 w = slot->wait_head; w >= 0 && n < lease_shared->nprocs;
-					 w = lease_waiters[w].next)
-				{
-					FenceWaiterInfo *info = &out[n++];
-
-					info->dbid = slot->dbid;
-					info->keylen = slot->keylen;
-					memcpy(info->key, slot->text, slot->keylen);
-					info->pid = GetPGProcByNumber(w)->pid;
-					info->roleid = lease_waiters[w].roleid;
-					info->scope = (FenceLeaseScope) lease_waiters[w].scope;
-					info->since = lease_waiters[w].since;
-					info->deadline = lease_waiters[w].deadline;
-					info->position = ++position;
-				}
-			}
+			if (queue_head_in(idx, w, p))
+				n = add_waiter_rows(&lease_slots[idx], out, n);
 		}
 		LWLockRelease(lock);
 	}
 	*waiters = out;
 	return n;
 }
+
 
 /* A blocker row for the live holder of a lease or a permit. */
 static void
@@ -3176,6 +3245,46 @@ add_holder(FenceBlockerInfo *info, FenceLeaseSlot *slot)
 	info->ownerlen = (slot->scope == FENCE_SCOPE_DETACHED) ?
 		slot->ownerlen : 0;
 	memcpy(info->owner, slot->text + slot->keylen, info->ownerlen);
+}
+
+/*
+ * What a request for the key of entry "slot" (a lease or permit-key entry)
+ * waits for, into out[0..cap): its live holders (every live permit of a
+ * lease with permits), then the sessions of its queue up to the proc
+ * stop_procno (-1: all of them), in queue order.  Returns how many.
+ * Partition lock held.
+ */
+static int
+add_blockers(FenceLeaseSlot *slot, uint32 hash, TimestampTz now,
+			 int32 stop_procno, FenceBlockerInfo *out, int cap)
+{
+	int			n = 0;
+
+	if (slot->kind == ENTRY_PERMIT_KEY)
+	{
+		for (int32 *link = next_permit_link(bucket_head(hash), slot);
+			 link != NULL;
+			 link = next_permit_link(&lease_slots[*link].next, slot))
+		{
+			if (slot_is_live(&lease_slots[*link], now) && n < cap)
+				add_holder(&out[n++], &lease_slots[*link]);
+		}
+	}
+	else if (slot_is_live(slot, now) && n < cap)
+		add_holder(&out[n++], slot);
+	for (int32 w = slot->wait_head, position = 1;
+		 w >= 0 && w != stop_procno && n < cap;
+		 w = lease_waiters[w].next, position++)
+	{
+		FenceBlockerInfo *info = &out[n++];
+
+		info->holder = false;
+		info->position = position;
+		info->roleid = lease_waiters[w].roleid;
+		info->pid = GetPGProcByNumber(w)->pid;
+		info->ownerlen = 0;
+	}
+	return n;
 }
 
 /*
@@ -3226,34 +3335,56 @@ FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers)
 			LWLockRelease(lock);
 			continue;
 		}
-		if (slot->kind == ENTRY_PERMIT_KEY)
-		{
-			uint32		hash = lease_hash(slot->dbid, slot->text, slot->keylen);
-
-			for (int32 *link = next_permit_link(bucket_head(hash), slot);
-				 link != NULL;
-				 link = next_permit_link(&lease_slots[*link].next, slot))
-			{
-				if (slot_is_live(&lease_slots[*link], now) && n < cap)
-					add_holder(&out[n++], &lease_slots[*link]);
-			}
-		}
-		else if (slot_is_live(slot, now))
-			add_holder(&out[n++], slot);
-		for (int32 w = slot->wait_head, position = 1;
-			 w >= 0 && w != procno && n < cap;
-			 w = lease_waiters[w].next, position++)
-		{
-			FenceBlockerInfo *info = &out[n++];
-
-			info->holder = false;
-			info->position = position;
-			info->roleid = lease_waiters[w].roleid;
-			info->pid = GetPGProcByNumber(w)->pid;
-			info->ownerlen = 0;
-		}
+		n = add_blockers(slot, lease_hash(slot->dbid, slot->text, slot->keylen),
+						 now, procno, out, cap);
 		LWLockRelease(lock);
 		break;
 	}
 	return n;
+}
+
+/*
+ * One key of this database, read from its bucket: its queue into waiters
+ * (fence_lease_waiters' rows), or what a session asking for the key now
+ * would wait for into blockers[0..cap): its live holders and every session
+ * queued for it (fence_blocking_pids()'s rows).  Returns how many rows.
+ */
+static int
+key_queue(const char *key, int keylen, FenceWaiterInfo *waiters,
+		  FenceBlockerInfo *blockers, int cap)
+{
+	uint32		hash;
+	LWLock	   *lock;
+	int32	   *link;
+	int			n = 0;
+
+	if (!table_may_hold(keylen))
+		return 0;
+	link = lock_entry(MyDatabaseId, key, keylen, LW_SHARED, &lock, &hash);
+	if (link != NULL && waiters != NULL)
+		n = add_waiter_rows(&lease_slots[*link], waiters, 0);
+	else if (link != NULL)
+		n = add_blockers(&lease_slots[*link], hash, FenceNow(), -1, blockers,
+						 cap);
+	LWLockRelease(lock);
+	return n;
+}
+
+int
+FenceLeaseWaitersSnapshotKey(const char *key, int keylen,
+							 FenceWaiterInfo **waiters)
+{
+	FenceRequirePreload();
+	*waiters = palloc(sizeof(FenceWaiterInfo) * Max(lease_shared->nprocs, 1));
+	return key_queue(key, keylen, *waiters, NULL, 0);
+}
+
+int
+FenceLeaseBlockersKey(const char *key, int keylen, FenceBlockerInfo **blockers)
+{
+	int			cap = Max(lease_shared->nprocs, 1) + FENCE_MAX_PERMITS;
+
+	FenceRequirePreload();
+	*blockers = palloc(sizeof(FenceBlockerInfo) * cap);
+	return key_queue(key, keylen, NULL, *blockers, cap);
 }
