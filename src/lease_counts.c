@@ -83,6 +83,7 @@ typedef struct CountsPartition
 {
 	pairingheap_node *live;		/* earliest expiry first */
 	pairingheap_node *expired;	/* latest expiry first */
+	int32		held;			/* entries in the two, all databases */
 } CountsPartition;
 
 typedef struct CountsShared
@@ -136,6 +137,7 @@ FenceCountsShmemInit(void)
 	{
 		counts_shared->partitions[p].live = NULL;
 		counts_shared->partitions[p].expired = NULL;
+		counts_shared->partitions[p].held = 0;
 	}
 	memset(counted_slots, 0, mul_size(fence_max_leases, sizeof(CountedSlot)));
 	memset(counts, 0, mul_size(counts_len(), sizeof(int32)));
@@ -258,7 +260,10 @@ FenceCountsNote(int32 idx, int partition, Oid dbid, FenceLeaseScope scope,
 	if (scope == FENCE_SCOPE_NONE)
 	{
 		if (c->state != COUNTED_NONE)
+		{
 			leave_state(c);
+			counts_shared->partitions[c->partition].held--;
+		}
 		return;
 	}
 
@@ -272,6 +277,7 @@ FenceCountsNote(int32 idx, int partition, Oid dbid, FenceLeaseScope scope,
 		if (partition < 0)
 			partition = c->partition;
 		leave_state(c);
+		counts_shared->partitions[c->partition].held--;
 	}
 	Assert(partition >= 0 && partition < FENCE_LEASE_PARTITIONS);
 	if (partition < 0 || partition >= FENCE_LEASE_PARTITIONS)
@@ -289,6 +295,18 @@ FenceCountsNote(int32 idx, int partition, Oid dbid, FenceLeaseScope scope,
 	c->partition = (uint8) partition;
 	c->expires_at = expires_at;
 	enter_state(c, COUNTED_LIVE);
+	counts_shared->partitions[partition].held++;
+}
+
+/*
+ * How many entries of partition p hold a lease or a permit: the rows of
+ * fence_leases it has.  Partition lock held (shared is enough).
+ */
+int
+FenceCountsPartitionHeld(int p)
+{
+	Assert(p >= 0 && p < FENCE_LEASE_PARTITIONS);
+	return counts_shared->partitions[p].held;
 }
 
 /*

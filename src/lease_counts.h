@@ -30,5 +30,6 @@ extern void FenceCountsShmemInit(void);
 extern void FenceCountsNote(int32 idx, int partition, Oid dbid,
 							FenceLeaseScope scope, bool permit,
 							TimestampTz expires_at);
+extern int	FenceCountsPartitionHeld(int p);
 
 #endif							/* FENCE_LEASE_COUNTS_H */

@@ -3072,27 +3072,28 @@ FenceLeaseSnapshot(FenceLeaseInfo **leases)
 	for (int p = 0; p < FENCE_LEASE_PARTITIONS; p++)
 	{
 		LWLock	   *lock = &lease_shared->locks[p].lock;
-		int			count = 0;
 
-		CHECK_FOR_INTERRUPTS();
-		LWLockAcquire(lock, LW_SHARED);
-		for (uint32 b = 0; b < nbuckets; b++)
-			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0; i = lease_slots[i].next)
-				if (lease_slots[i].scope != FENCE_SCOPE_NONE)
-					count++;
-		LWLockRelease(lock);
+		/*
+		 * The partition's count of held entries (lease_counts.c) says how
+		 * much room its rows need; make room with the lock released, and
+		 * look again.
+		 */
+		int			count;
 
-		if (count == 0)
-			continue;
-		if (n + count > cap)
+		for (;;)
 		{
+			CHECK_FOR_INTERRUPTS();
+			LWLockAcquire(lock, LW_SHARED);
+			count = FenceCountsPartitionHeld(p);
+			if (n + count <= cap)
+				break;
+			LWLockRelease(lock);
 			cap = n + count;
 			out = out ? repalloc(out, sizeof(FenceLeaseInfo) * cap)
 				: palloc(sizeof(FenceLeaseInfo) * cap);
 		}
 
-		LWLockAcquire(lock, LW_SHARED);
-		for (uint32 b = 0; b < nbuckets && n < cap; b++)
+		for (uint32 b = 0; count > 0 && b < nbuckets && n < cap; b++)
 		{
 			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0 && n < cap;
 				 i = lease_slots[i].next)
