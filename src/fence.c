@@ -106,7 +106,7 @@ fence_shmem_startup(void)
 	FenceClockShmemInit();
 	FenceDbShmemInit(FenceCounterBlockInit);
 	FenceLeaseShmemInit();
-	FenceCountsShmemInit();
+	FenceCountsShmemInit(FenceLeasePartitionLocks());
 	FenceBreakerShmemInit();
 	/* The sweep of dropped databases frees their breakers too. */
 	FenceDbShareDatabases(FenceBreakerDatabases, FenceBreakerForgetDatabase);

@@ -39,7 +39,8 @@
  *	3. "fence_databases" (dbstate.c), to claim or free a database's slot.
  *	   Taken with no partition lock held (a grant claims its slot before it
  *	   locks a partition); nothing is taken while it is held.
- *	4. one partition lock, "fence_leases" (lease_table.c); never two at
+ *	4. one partition lock, "fence_leases" (lease_table.c; it guards
+ *	   lease_counts.c's counts of the partition too); never two at
  *	   once.  Held only over work that cannot wait or ERROR: never across a
  *	   latch wait, palloc, the counter's refill (WAL flush, synchronous
  *	   replication) or an ereport.

@@ -88,6 +88,7 @@ typedef struct CountsPartition
 
 typedef struct CountsShared
 {
+	LWLockPadded *locks;		/* the lease table's partition locks */
 	int			nrows;			/* fence.max_databases */
 	int			nslots;			/* fence.max_leases */
 	CountsPartition partitions[FENCE_LEASE_PARTITIONS];
@@ -117,7 +118,7 @@ FenceCountsShmemSize(void)
 }
 
 void
-FenceCountsShmemInit(void)
+FenceCountsShmemInit(LWLockPadded *partition_locks)
 {
 	bool		found;
 	char	   *base;
@@ -131,6 +132,7 @@ FenceCountsShmemInit(void)
 										  sizeof(CountedSlot))));
 	if (found)
 		return;
+	counts_shared->locks = partition_locks;
 	counts_shared->nrows = fence_max_databases;
 	counts_shared->nslots = fence_max_leases;
 	for (int p = 0; p < FENCE_LEASE_PARTITIONS; p++)
@@ -412,7 +414,7 @@ fence_lease_counts_all(PG_FUNCTION_ARGS)
 
 	for (int p = 0; p < FENCE_LEASE_PARTITIONS; p++)
 	{
-		LWLock	   *lock = FenceLeasePartitionLock(p);
+		LWLock	   *lock = &counts_shared->locks[p].lock;
 		int32	   *part = &counts[(Size) p * nsums];
 
 		for (;;)

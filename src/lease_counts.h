@@ -7,7 +7,8 @@
  * lease_counts.c sits beside lease_table.c: the lease table calls
  * FenceCountsNote() under a partition lock whenever a slot starts or stops
  * holding a lease or its expiry moves; the view's reader takes the
- * partition locks through FenceLeasePartitionLock(), one at a time.
+ * partition locks, which fence.c hands over at start-up (lease_counts.c is
+ * below lease_table.c and calls nothing of it), one at a time.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,12 +22,12 @@
 /* Partitions of the lease table, each with its own LWLock; a power of two. */
 #define FENCE_LEASE_PARTITIONS	16
 
-/* lease_table.c */
-extern LWLock *FenceLeasePartitionLock(int partition);
+/* lease_table.c: for fence.c, which hands them to lease_counts.c */
+extern LWLockPadded *FenceLeasePartitionLocks(void);
 
 /* lease_counts.c */
 extern Size FenceCountsShmemSize(void);
-extern void FenceCountsShmemInit(void);
+extern void FenceCountsShmemInit(LWLockPadded *partition_locks);
 extern void FenceCountsNote(int32 idx, int partition, Oid dbid,
 							FenceLeaseScope scope, bool permit,
 							TimestampTz expires_at);

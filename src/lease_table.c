@@ -114,7 +114,7 @@
  *	- the role-count lock: role_counts, the number of counted leases
  *	  (entry_counted) each role has in the table.
  *	- a partition lock: its bucket chains, every field of the slots linked
- *	  into them, and the FenceWaiter entries (lease_waiters) of the procs
+ *	  into them (and lease_counts.c's heaps and counts of the partition), and the FenceWaiter entries (lease_waiters) of the procs
  *	  queued on those slots, or granted one by a hand-off and not yet
  *	  back.  Readers (status, snapshot) take it shared; anything that
  *	  changes a slot or a queue, exclusive.  One read goes without it: a
@@ -529,12 +529,11 @@ FenceLeaseShmemInit(void)
 	}
 }
 
-/* Partition lock p, for lease_counts.c's reader. */
-LWLock *
-FenceLeasePartitionLock(int partition)
+/* The partition locks, which fence.c hands to lease_counts.c. */
+LWLockPadded *
+FenceLeasePartitionLocks(void)
 {
-	Assert(partition >= 0 && partition < FENCE_LEASE_PARTITIONS);
-	return &lease_shared->locks[partition].lock;
+	return lease_shared->locks;
 }
 
 /* ---------- lookup ---------- */
