@@ -75,6 +75,9 @@ typedef struct CountedSlot
 	uint8		partition;
 } CountedSlot;
 
+StaticAssertDecl(sizeof(CountedSlot) <= 40,
+				 "the counts should take at most 40 bytes a lease slot");
+
 /*
  * One partition's heaps; guarded by its partition lock, like the counts
  * (live and expired) of each database row and category.
