@@ -61,7 +61,8 @@ typedef enum CountedState
 {
 	COUNTED_NONE = 0,			/* not held: in no heap, in no count */
 	COUNTED_LIVE,
-	COUNTED_EXPIRED
+	COUNTED_EXPIRED,
+	COUNTED_UNROWED				/* held, in no heap: see FenceCountsNote */
 } CountedState;
 
 /* What is counted of lease slot i: counted_slots[i]. */
@@ -242,6 +243,18 @@ leave_state(CountedSlot *c)
 	c->state = COUNTED_NONE;
 }
 
+/* c holds nothing any more (or is about to be counted anew). */
+static void
+forget_slot(CountedSlot *c)
+{
+	if (c->state == COUNTED_NONE)
+		return;
+	if (c->state != COUNTED_UNROWED)
+		leave_state(c);
+	counts_shared->partitions[c->partition].held--;
+	c->state = COUNTED_NONE;
+}
+
 /*
  * Lease slot idx of partition now holds a lease of database dbid in scope
  * (FENCE_SCOPE_NONE: it holds nothing), a permit or not, expiring at
@@ -264,11 +277,7 @@ FenceCountsNote(int32 idx, int partition, Oid dbid, FenceLeaseScope scope,
 	c = &counted_slots[idx];
 	if (scope == FENCE_SCOPE_NONE)
 	{
-		if (c->state != COUNTED_NONE)
-		{
-			leave_state(c);
-			counts_shared->partitions[c->partition].held--;
-		}
+		forget_slot(c);
 		return;
 	}
 
@@ -281,26 +290,28 @@ FenceCountsNote(int32 idx, int partition, Oid dbid, FenceLeaseScope scope,
 			return;
 		if (partition < 0)
 			partition = c->partition;
-		leave_state(c);
-		counts_shared->partitions[c->partition].held--;
+		forget_slot(c);
 	}
 	Assert(partition >= 0 && partition < FENCE_LEASE_PARTITIONS);
 	if (partition < 0 || partition >= FENCE_LEASE_PARTITIONS)
-		return;
-
-	/*
-	 * No slot: cannot happen, since a grant claims its database's slot
-	 * first.  Leave it uncounted rather than fail the grant.
-	 */
-	Assert(row >= 0);
-	if (row < 0 || row >= counts_shared->nrows)
 		return;
 	c->row = (int16) row;
 	c->cat = (uint8) cat;
 	c->partition = (uint8) partition;
 	c->expires_at = expires_at;
-	enter_state(c, COUNTED_LIVE);
 	counts_shared->partitions[partition].held++;
+
+	/*
+	 * No slot for its database: cannot happen, since a grant claims its
+	 * database's slot first.  Then the entry still counts as held in its
+	 * partition (fence_leases sizes its rows by that), but in no database's
+	 * counts, rather than fail the grant.
+	 */
+	Assert(row >= 0 && row < counts_shared->nrows);
+	if (row < 0 || row >= counts_shared->nrows)
+		c->state = COUNTED_UNROWED;
+	else
+		enter_state(c, COUNTED_LIVE);
 }
 
 /*
