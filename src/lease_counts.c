@@ -211,8 +211,10 @@ heap_store(pairingheap *heap, int p, CountedState state)
 static inline int32 *
 count_of(int p, int row, int cat, CountedState state)
 {
-	return &counts[((Size) (p * counts_shared->nrows + row) * COUNT_CATS + cat) * 2 +
-				   (state == COUNTED_EXPIRED ? 1 : 0)];
+	Size		at = (Size) p * counts_shared->nrows + row;
+
+	at = (at * COUNT_CATS + cat) * 2 + (state == COUNTED_EXPIRED ? 1 : 0);
+	return &counts[at];
 }
 
 /* Put c, not counted, into state's heap and count. */

@@ -114,8 +114,9 @@
  *	- the role-count lock: role_counts, the number of counted leases
  *	  (entry_counted) each role has in the table.
  *	- a partition lock: its bucket chains, every field of the slots linked
- *	  into them (and lease_counts.c's heaps and counts of the partition), and the FenceWaiter entries (lease_waiters) of the procs
- *	  queued on those slots, or granted one by a hand-off and not yet
+ *	  into them (and lease_counts.c's heaps and counts of the partition),
+ *	  and the FenceWaiter entries (lease_waiters) of the procs queued on
+ *	  those slots, or granted one by a hand-off and not yet
  *	  back.  Readers (status, snapshot) take it shared; anything that
  *	  changes a slot or a queue, exclusive.  One read goes without it: a
  *	  backend looks at its own "granted" flag, which the granter sets last,
