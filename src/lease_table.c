@@ -3089,8 +3089,10 @@ FenceLeaseSnapshot(FenceLeaseInfo **leases)
 				break;
 			LWLockRelease(lock);
 			cap = n + count;
-			out = out ? repalloc(out, sizeof(FenceLeaseInfo) * cap)
-				: palloc(sizeof(FenceLeaseInfo) * cap);
+			/* fence.max_leases rows may take more than 1 GB. */
+			out = out ? repalloc_huge(out, sizeof(FenceLeaseInfo) * cap)
+				: palloc_extended(sizeof(FenceLeaseInfo) * cap,
+								  MCXT_ALLOC_HUGE);
 		}
 
 		for (uint32 b = 0; count > 0 && b < nbuckets && n < cap; b++)
