@@ -39,6 +39,7 @@ OBJS = \
 	src/lease_watch.o \
 	src/lease_grant.o \
 	src/lease_views.o \
+	src/lease_counts.o \
 	src/session.o \
 	src/lease_sql.o \
 	src/lease_watch_many.o \
@@ -116,6 +117,7 @@ $(OBJS): src/fence.h
 src/enforce_cache.o src/enforce_commit.o src/enforce.o src/protect.o: src/trigger.h
 $(filter src/lease_%,$(filter-out src/lease_sql.o,$(OBJS))): src/lease_internal.h
 $(filter src/breaker%,$(OBJS)): src/breaker_internal.h
+src/init.o $(filter src/lease_%,$(filter-out src/lease_sql.o,$(OBJS))): src/lease_counts.h
 
 # An out-of-tree (VPATH) build, such as Debian's pg_buildext runs in
 # build-<version>/, writes the objects under src/ of the build directory and

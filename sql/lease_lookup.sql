@@ -28,6 +28,21 @@ SELECT * FROM fence_leases_of(NULL::text);
 SELECT * FROM fence_leases_of('');
 SELECT count(*) FROM fence_leases_of(repeat('k', 201));
 
+-- fence_lease_waiters_of and fence_lease_blockers_of: no one waits here, so
+-- the queues are empty; the live holders are what a request would wait for
+-- (test/isolation/specs/lease_waiters.spec has sessions waiting).
+SELECT count(*) AS waiters FROM fence_lease_waiters_of('lookup:a');
+SELECT count(*) AS waiters FROM fence_lease_waiters_of(4242::bigint);
+SELECT blocking_pid = pg_backend_pid() AS me, blocked_by, owner, queue_position
+  FROM fence_lease_blockers_of('lookup:a');
+SELECT blocking_pid, blocked_by, owner, queue_position FROM fence_lease_blockers_of('lookup:b');
+SELECT count(*) AS blockers FROM fence_lease_blockers_of(4242::bigint);
+SELECT blocked_by, owner FROM fence_lease_blockers_of('lookup:p') ORDER BY owner;
+SELECT count(*) AS blockers FROM fence_lease_blockers_of('lookup:none');
+SELECT * FROM fence_lease_waiters_of(NULL::text);
+SELECT * FROM fence_lease_blockers_of('');
+SELECT count(*) FROM fence_lease_waiters_of(repeat('k', 201));
+
 SELECT fence_release('lookup:a', :ta), fence_release('lookup:b', :tb),
        fence_release(4242::bigint, :tc), fence_release('lookup:p', :p1),
        fence_release('lookup:p', :p2);

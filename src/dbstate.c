@@ -174,6 +174,33 @@ get_my_slot(void)
 	return my_slot;
 }
 
+/*
+ * The index of database dbid's slot, or -1 if it has none: the row of
+ * lease_counts.c's counts.  This backend's own database is found without a
+ * search.  Reads the slots' atomics only; takes no lock, never ERRORs.
+ */
+int
+FenceDbSlotOf(Oid dbid)
+{
+	FenceDbSlot *slot;
+
+	if (db_shared == NULL)
+		return -1;
+	if (my_slot != NULL && dbid == MyDatabaseId)
+		slot = my_slot;
+	else
+		slot = find_slot(dbid);
+	return slot ? (int) (slot - db_shared->slots) : -1;
+}
+
+/* The database slot "index" belongs to, or InvalidOid if it is free. */
+Oid
+FenceDbSlotDatabase(int index)
+{
+	Assert(index >= 0 && index < db_shared->nslots);
+	return pg_atomic_read_u32(&db_shared->slots[index].dbid);
+}
+
 static void
 too_many_databases(void)
 {

@@ -31,6 +31,7 @@
  *	lease_drop.c	the leases of dropped databases
  *	lease_table.c	the shared-memory lease table: slots, partitions, status
  *	lease_roles.c	per-role counts of leases that outlive their sessions
+ *	lease_counts.c	counts of the leases held, kept as the lease table changes
  *	counter.c		the durable per-database token counter
  *	watch_any.c		the wake-up of the sessions waiting on several leases
  *	clock.c			the lease clock: real time, or the virtual test clock
@@ -55,7 +56,8 @@
  *	   Taken with no partition lock held (a grant claims its slot before it
  *	   locks a partition); nothing is taken while it is held.
  *	4. one partition lock, "fence_leases" (lease_table.c; every lease_*.c
- *	   file but lease_sql.c takes it); never two at once.  Held only over
+ *	   file but lease_sql.c takes it; it guards lease_counts.c's counts of
+ *	   the partition too); never two at once.  Held only over
  *	   work that cannot wait or ERROR: never across a latch wait, palloc,
  *	   the counter's refill (WAL flush, synchronous replication) or an
  *	   ereport.
@@ -234,6 +236,8 @@ extern FenceCounterBlock *FenceDbCounterBlock(bool missing_ok);
 extern void FenceDbClaimSlot(void);
 extern int	FenceDbDatabases(Oid **dbids);
 extern void FenceDbForgetDatabase(Oid dbid);
+extern int	FenceDbSlotOf(Oid dbid);
+extern Oid	FenceDbSlotDatabase(int index);
 
 /*
  * Per-database state that a module above keeps in shared memory of its own
@@ -424,6 +428,10 @@ extern int	FenceLeaseSnapshotKey(const char *key, int keylen,
 								  FenceLeaseInfo **leases);
 extern int	FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters);
 extern int	FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers);
+extern int	FenceLeaseWaitersSnapshotKey(const char *key, int keylen,
+										 FenceWaiterInfo **waiters);
+extern int	FenceLeaseBlockersKey(const char *key, int keylen,
+								  FenceBlockerInfo **blockers);
 
 /* lease_sql.c */
 extern FenceLeaseStatus FenceLeaseVisibleStatus(const char *key, int keylen,

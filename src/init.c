@@ -25,6 +25,7 @@
 #include "storage/shmem.h"
 
 #include "fence.h"
+#include "lease_counts.h"
 
 PG_MODULE_MAGIC;
 
@@ -86,7 +87,8 @@ fence_shmem_request(void)
 
 	RequestAddinShmemSpace(add_size(FenceClockShmemSize(),
 									add_size(FenceDbShmemSize(),
-											 FenceLeaseShmemSize())));
+											 add_size(FenceLeaseShmemSize(),
+													  FenceCountsShmemSize()))));
 	RequestAddinShmemSpace(FenceBreakerShmemSize());
 	RequestAddinShmemSpace(FenceWatchAnyShmemSize());
 	FenceDbShmemRequest();
@@ -109,6 +111,7 @@ fence_shmem_startup(void)
 	FenceWatchAnyShmemInit();
 	FenceDbShmemInit(FenceCounterBlockInit);
 	FenceLeaseShmemInit();
+	FenceCountsShmemInit(FenceLeasePartitionLocks());
 	FenceBreakerShmemInit();
 	/* The sweep of dropped databases frees their breakers too. */
 	FenceDbShareDatabases(FenceBreakerDatabases, FenceBreakerForgetDatabase);

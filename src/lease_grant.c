@@ -86,6 +86,7 @@ extend_held(FenceLeaseSlot *slot, const FenceLeaseRequest *req,
 		return STEP_ROLE_LIMIT;
 	slot->expires_at = Max(slot->expires_at, lease_deadline(now, req->ttl));
 	slot->lock_delay = Max(slot->lock_delay, req->lock_delay);
+	count_slot(slot, -1);
 	grant->outcome = FENCE_ACQUIRE_EXTENDED;
 	grant->token = slot->token;
 	grant->expires_at = slot->expires_at;

@@ -47,6 +47,7 @@
 #include "utils/timestamp.h"
 
 #include "fence.h"
+#include "lease_counts.h"		/* FENCE_LEASE_PARTITIONS */
 
 /*
  * Every function and variable below is the lease table's own: keep them
@@ -57,7 +58,6 @@
 #pragma GCC visibility push(hidden)
 #endif
 
-#define FENCE_LEASE_PARTITIONS	16		/* a power of two */
 #define FENCE_LEASE_TRANCHE		"fence_leases"
 
 #if PG_VERSION_NUM >= 170000
@@ -420,6 +420,7 @@ extern int32 lookup(uint32 hash, Oid dbid, const char *key, int keylen);
 extern int32 *lock_entry(Oid dbid, const char *key, int keylen,
 						 LWLockMode mode, LWLock **lock, uint32 *hash);
 extern void entry_ends(FenceLeaseSlot *slot);
+extern void count_slot(FenceLeaseSlot *slot, int partition);
 extern void push_free_chain(int32 first, int32 last, int count);
 extern int32 pop_free(void);
 extern bool reclaim_some(void);

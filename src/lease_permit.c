@@ -47,6 +47,7 @@ drop_dead_permits(uint32 hash, FenceLeaseSlot *key, TimestampTz now)
 		}
 		entry_ends(permit);
 		permit->scope = FENCE_SCOPE_NONE;
+		count_slot(permit, hash % FENCE_LEASE_PARTITIONS);
 		*link = permit->next;
 		push_free_chain(idx, idx, 1);
 		link = next_permit_link(link, key);
@@ -120,6 +121,7 @@ become_kind(FenceLeaseSlot *slot, uint32 hash, const FenceLeaseRequest *req,
 	{
 		entry_ends(slot);
 		slot->scope = FENCE_SCOPE_NONE;
+		count_slot(slot, hash % FENCE_LEASE_PARTITIONS);
 		slot->ownerlen = 0;
 		slot->held.permits = req->permits;
 	}

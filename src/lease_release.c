@@ -40,6 +40,7 @@ release_entry(int32 *link, LWLock *lock)
 	bump_generation(lock_partition(lock));
 	entry_ends(slot);
 	slot->scope = FENCE_SCOPE_NONE;
+	count_slot(slot, lock_partition(lock));
 	slot->held.procno = -1;
 	slot->ownerlen = 0;
 	if (slot->wait_head >= 0)
@@ -68,6 +69,7 @@ release_permit(int32 *plink, FenceLeaseSlot *key, LWLock *lock)
 	bump_generation(lock_partition(lock));
 	entry_ends(permit);
 	permit->scope = FENCE_SCOPE_NONE;
+	count_slot(permit, lock_partition(lock));
 	if (serve_queue(key, permit))
 		return true;
 	*plink = permit->next;
@@ -151,6 +153,7 @@ FenceLeaseAbandon(const char *key, int keylen, FenceToken token)
 		{
 			bump_generation(lock_partition(lock));
 			slot->expires_at = now;
+			count_slot(slot, lock_partition(lock));
 			if (queue->wait_head >= 0)
 				wake_proc(queue->wait_head);
 		}
@@ -224,6 +227,7 @@ FenceLeaseRenew(const char *key, int keylen, FenceToken token, int64 ttl)
 		if (expires_at < slot->expires_at && queue->wait_head >= 0)
 			wake_proc(queue->wait_head);
 		slot->expires_at = expires_at;
+		count_slot(slot, lock_partition(lock));
 		renewed = true;
 	}
 	LWLockRelease(lock);

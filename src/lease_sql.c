@@ -877,24 +877,50 @@ may_see(Oid roleid)
 		has_privs_of_role(GetUserId(), roleid);
 }
 
-/* Rows of fence_leases, one per entry, into the SRF's tuplestore. */
+/*
+ * Rows of fence_leases, one per entry, into the SRF's tuplestore.  Rows of
+ * a database, and of a role, come in runs (a partition holds many of one
+ * database's leases): the database's name and whether the caller may see
+ * the role's keys are looked up once per run, not once per row, which is
+ * most of what a row costs.
+ */
 static void
 put_lease_rows(ReturnSetInfo *rsinfo, FenceLeaseInfo *leases, int n)
 {
 	TimestampTz now = FenceNow();
+	Oid			last_dbid = InvalidOid;
+	Datum		last_dbname = (Datum) 0;
+	bool		last_dbnull = true;
+	Oid			last_roleid = InvalidOid;
+	bool		last_visible = false;
 
 	for (int i = 0; i < n; i++)
 	{
 		FenceLeaseInfo *l = &leases[i];
 		Datum		values[11];
 		bool		nulls[11] = {0};
-		char	   *dbname = get_database_name(l->dbid);
-		bool		visible = may_see(l->roleid);
+		bool		visible;
 
-		if (dbname == NULL)
+		if (i == 0 || l->dbid != last_dbid)
+		{
+			char	   *dbname = get_database_name(l->dbid);
+
+			last_dbid = l->dbid;
+			last_dbnull = (dbname == NULL);
+			if (dbname != NULL)
+				last_dbname = DirectFunctionCall1(namein, CStringGetDatum(dbname));
+		}
+		if (i == 0 || l->roleid != last_roleid)
+		{
+			last_roleid = l->roleid;
+			last_visible = may_see(l->roleid);
+		}
+		visible = last_visible;
+
+		if (last_dbnull)
 			nulls[0] = true;
 		else
-			values[0] = DirectFunctionCall1(namein, CStringGetDatum(dbname));
+			values[0] = last_dbname;
 		if (visible)
 			values[1] = PointerGetDatum(cstring_to_text_with_len(l->key, l->keylen));
 		else
@@ -943,44 +969,80 @@ fence_leases_all(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* What a look-up of one key returns: the rows of which view or function. */
+typedef enum KeyRows
+{
+	KEY_ROWS_LEASES,			/* fence_leases */
+	KEY_ROWS_WAITERS,			/* fence_lease_waiters */
+	KEY_ROWS_BLOCKERS			/* fence_blocking_pids */
+} KeyRows;
+
+static void put_waiter_rows(ReturnSetInfo *rsinfo, FenceWaiterInfo *waiters,
+							int n);
+static void put_blocker_rows(ReturnSetInfo *rsinfo, FenceBlockerInfo *blockers,
+							 int n);
+
 /*
- * fence_leases_of(key): the rows of fence_leases for one key of this
- * database, read from that key's bucket alone (the view reads every
- * partition).  A key another role holds shows as in the view: its key,
- * token and owner NULL unless you may see them.
+ * The rows for one key of this database, read from that key's bucket alone
+ * (the views read every partition, or every waiting session).  A key
+ * another role holds shows as in the views: its key, token and owner NULL
+ * unless you may see them.
  */
 static Datum
-fence_leases_of_impl(FunctionCallInfo fcinfo, bool int_key)
+key_rows(FunctionCallInfo fcinfo, bool int_key, KeyRows which)
 {
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	LeaseKey	key;
-	FenceLeaseInfo *leases;
-	int			n;
 
 	FenceRequirePreload();
 	get_key(fcinfo, 0, int_key, &key);
 	InitMaterializedSRF(fcinfo, 0);
-	n = FenceLeaseSnapshotKey(key.data, key.len, &leases);
-	put_lease_rows((ReturnSetInfo *) fcinfo->resultinfo, leases, n);
+	switch (which)
+	{
+		case KEY_ROWS_LEASES:
+			{
+				FenceLeaseInfo *leases;
+				int			n = FenceLeaseSnapshotKey(key.data, key.len, &leases);
+
+				put_lease_rows(rsinfo, leases, n);
+				break;
+			}
+		case KEY_ROWS_WAITERS:
+			{
+				FenceWaiterInfo *waiters;
+				int			n = FenceLeaseWaitersSnapshotKey(key.data, key.len,
+															 &waiters);
+
+				put_waiter_rows(rsinfo, waiters, n);
+				break;
+			}
+		case KEY_ROWS_BLOCKERS:
+			{
+				FenceBlockerInfo *blockers;
+				int			n = FenceLeaseBlockersKey(key.data, key.len, &blockers);
+
+				put_blocker_rows(rsinfo, blockers, n);
+				break;
+			}
+	}
 	return (Datum) 0;
+}
+
+/* fence_leases_of(key): the rows of fence_leases for one key */
+static Datum
+fence_leases_of_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return key_rows(fcinfo, int_key, KEY_ROWS_LEASES);
 }
 FENCE_KEYED_ENTRY_POINTS(fence_leases_of)
 
 /*
- * fence_lease_waiters_all(): every session waiting for a lease, in queue
- * order.  The key of another role's wait is hidden as in fence_leases.
+ * Rows of fence_lease_waiters into the SRF's tuplestore.  The key of
+ * another role's wait is hidden as in fence_leases.
  */
-PG_FUNCTION_INFO_V1(fence_lease_waiters_all);
-Datum
-fence_lease_waiters_all(PG_FUNCTION_ARGS)
+static void
+put_waiter_rows(ReturnSetInfo *rsinfo, FenceWaiterInfo *waiters, int n)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	FenceWaiterInfo *waiters;
-	int			n;
-
-	FenceRequirePreload();
-	InitMaterializedSRF(fcinfo, 0);
-	n = FenceLeaseWaitersSnapshot(&waiters);
-
 	for (int i = 0; i < n; i++)
 	{
 		FenceWaiterInfo *w = &waiters[i];
@@ -1011,32 +1073,35 @@ fence_lease_waiters_all(PG_FUNCTION_ARGS)
 			nulls[7] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	return (Datum) 0;
 }
 
-/*
- * fence_blocking_pids(pid): what that session waits for: the live holder
- * of the lease (its pid; NULL for a detached holder, whose owner is shown
- * where fence_leases would show it) and each session queued ahead of it.
- * No rows if it does not wait for a lease.
- */
-PG_FUNCTION_INFO_V1(fence_blocking_pids);
+/* fence_lease_waiters_all(): every session waiting for a lease. */
+PG_FUNCTION_INFO_V1(fence_lease_waiters_all);
 Datum
-fence_blocking_pids(PG_FUNCTION_ARGS)
+fence_lease_waiters_all(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	FenceBlockerInfo *blockers;
+	FenceWaiterInfo *waiters;
 	int			n;
 
 	FenceRequirePreload();
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("pid must not be NULL"),
-				 errhint("Pass the process ID of a waiting session, as pg_stat_activity shows it.")));
 	InitMaterializedSRF(fcinfo, 0);
-	n = FenceLeaseBlockers(PG_GETARG_INT32(0), &blockers);
+	n = FenceLeaseWaitersSnapshot(&waiters);
+	put_waiter_rows((ReturnSetInfo *) fcinfo->resultinfo, waiters, n);
+	return (Datum) 0;
+}
 
+/* fence_lease_waiters_of(key): the rows of fence_lease_waiters for one key */
+static Datum
+fence_lease_waiters_of_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return key_rows(fcinfo, int_key, KEY_ROWS_WAITERS);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_lease_waiters_of)
+
+/* Rows of fence_blocking_pids() into the SRF's tuplestore. */
+static void
+put_blocker_rows(ReturnSetInfo *rsinfo, FenceBlockerInfo *blockers, int n)
+{
 	for (int i = 0; i < n; i++)
 	{
 		FenceBlockerInfo *b = &blockers[i];
@@ -1058,8 +1123,44 @@ fence_blocking_pids(PG_FUNCTION_ARGS)
 			values[3] = Int32GetDatum(b->position);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+/*
+ * fence_blocking_pids(pid): what that session waits for: the live holder
+ * of the lease (its pid; NULL for a detached holder, whose owner is shown
+ * where fence_leases would show it) and each session queued ahead of it.
+ * No rows if it does not wait for a lease.
+ */
+PG_FUNCTION_INFO_V1(fence_blocking_pids);
+Datum
+fence_blocking_pids(PG_FUNCTION_ARGS)
+{
+	FenceBlockerInfo *blockers;
+	int			n;
+
+	FenceRequirePreload();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("pid must not be NULL"),
+				 errhint("Pass the process ID of a waiting session, as pg_stat_activity shows it.")));
+	InitMaterializedSRF(fcinfo, 0);
+	n = FenceLeaseBlockers(PG_GETARG_INT32(0), &blockers);
+	put_blocker_rows((ReturnSetInfo *) fcinfo->resultinfo, blockers, n);
 	return (Datum) 0;
 }
+
+/*
+ * fence_lease_blockers_of(key): what a session asking for this database's
+ * key now would wait for: its live holders and every session queued for
+ * it, as fence_blocking_pids() shows them.
+ */
+static Datum
+fence_lease_blockers_of_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	return key_rows(fcinfo, int_key, KEY_ROWS_BLOCKERS);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_lease_blockers_of)
 
 /* ---------- the lease clock ---------- */
 

@@ -60,9 +60,9 @@
  *	- the role-count lock: role_counts, the number of counted leases
  *	  (entry_counted) each role has in the table.
  *	- a partition lock: its bucket chains, every field of the slots linked
- *	  into them, and the FenceWaiter entries (lease_waiters) of the procs
- *	  queued on those slots, or granted one by a hand-off and not yet
- *	  back.  Readers (status, snapshot) take it shared; anything that
+ *	  into them (and lease_counts.c's heaps and counts of the partition),
+ *	  and the FenceWaiter entries (lease_waiters) of the procs queued on
+ *	  those slots, or granted one by a hand-off and not yet back.  Readers (status, snapshot) take it shared; anything that
  *	  changes a slot or a queue, exclusive.  One read goes without it: a
  *	  backend looks at its own "granted" flag, which the granter sets last,
  *	  after a write barrier, and only that backend clears.
@@ -222,6 +222,13 @@ FenceLeaseShmemInit(void)
 	}
 }
 
+/* The partition locks, which init.c hands to lease_counts.c. */
+LWLockPadded *
+FenceLeasePartitionLocks(void)
+{
+	return lease_shared->locks;
+}
+
 /*
  * Could a key of keylen bytes be in the table?  Not if the table was never
  * set up (fence not preloaded) or the length is no key's: the callers that
@@ -353,6 +360,21 @@ entry_ends(FenceLeaseSlot *slot)
 		role_count_sub(slot->roleid);
 }
 
+/*
+ * Tell lease_counts.c what the entry holds now (after it started or stopped
+ * holding a lease, or its expiry moved).  partition: the entry's, or -1 for
+ * an entry that was held before and is still (its partition is known).
+ * Exclusive partition lock held; never ERRORs.
+ */
+void
+count_slot(FenceLeaseSlot *slot, int partition)
+{
+	FenceCountsNote((int32) (slot - lease_slots), partition, slot->dbid,
+					slot->kind == ENTRY_PERMIT_KEY ? FENCE_SCOPE_NONE :
+					(FenceLeaseScope) slot->scope,
+					slot->kind == ENTRY_PERMIT, slot->expires_at);
+}
+
 void
 push_free_chain(int32 first, int32 last, int count)
 {
@@ -428,6 +450,7 @@ free_entries(uint32 partition, Oid dbid, int *ended)
 					(*ended)++;
 				entry_ends(slot);
 				slot->scope = FENCE_SCOPE_NONE;
+				count_slot(slot, partition);
 				*link = slot->next;
 				slot->next = first;
 				first = idx;
@@ -678,6 +701,7 @@ install_grant_to(FenceLeaseSlot *slot, uint32 hash,
 		slot->held.procno = procno;
 		slot->ownerlen = 0;
 	}
+	count_slot(slot, hash % FENCE_LEASE_PARTITIONS);
 	grant->outcome = FENCE_ACQUIRE_GRANTED;
 	grant->token = token;
 	grant->expires_at = slot->expires_at;

@@ -2,7 +2,8 @@
  *
  * lease_views.c
  *		What the views read: the rows of fence_leases and fence_lease_waiters,
- *		and the blockers fence_blocking_pids() returns.
+ *		and the blockers fence_blocking_pids() returns; the same for one key
+ *		(fence_leases_of, fence_lease_waiters_of, fence_lease_blockers_of).
  *
  * Each takes the partition locks shared, one after another (never two at
  * once), copies what it needs and releases the lock before it pallocs the
@@ -74,27 +75,30 @@ FenceLeaseSnapshot(FenceLeaseInfo **leases)
 	for (int p = 0; p < FENCE_LEASE_PARTITIONS; p++)
 	{
 		LWLock	   *lock = &lease_shared->locks[p].lock;
-		int			count = 0;
 
-		CHECK_FOR_INTERRUPTS();
-		LWLockAcquire(lock, LW_SHARED);
-		for (uint32 b = 0; b < nbuckets; b++)
-			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0; i = lease_slots[i].next)
-				if (lease_slots[i].scope != FENCE_SCOPE_NONE)
-					count++;
-		LWLockRelease(lock);
+		/*
+		 * The partition's count of held entries (lease_counts.c) says how
+		 * much room its rows need; make room with the lock released, and
+		 * look again.
+		 */
+		int			count;
 
-		if (count == 0)
-			continue;
-		if (n + count > cap)
+		for (;;)
 		{
+			CHECK_FOR_INTERRUPTS();
+			LWLockAcquire(lock, LW_SHARED);
+			count = FenceCountsPartitionHeld(p);
+			if (n + count <= cap)
+				break;
+			LWLockRelease(lock);
 			cap = n + count;
-			out = out ? repalloc(out, sizeof(FenceLeaseInfo) * cap)
-				: palloc(sizeof(FenceLeaseInfo) * cap);
+			/* fence.max_leases rows may take more than 1 GB. */
+			out = out ? repalloc_huge(out, sizeof(FenceLeaseInfo) * cap)
+				: palloc_extended(sizeof(FenceLeaseInfo) * cap,
+								  MCXT_ALLOC_HUGE);
 		}
 
-		LWLockAcquire(lock, LW_SHARED);
-		for (uint32 b = 0; b < nbuckets && n < cap; b++)
+		for (uint32 b = 0; count > 0 && b < nbuckets && n < cap; b++)
 		{
 			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0 && n < cap;
 				 i = lease_slots[i].next)
@@ -147,50 +151,86 @@ FenceLeaseSnapshotKey(const char *key, int keylen, FenceLeaseInfo **leases)
 }
 
 /*
+ * The rows of entry "slot"'s queue, in queue order, into out[n...] (at
+ * most the nprocs there are); returns the new n.  Partition lock held.
+ */
+static int
+add_waiter_rows(FenceLeaseSlot *slot, FenceWaiterInfo *out, int n)
+{
+	int			position = 0;
+
+	for (int32 w = slot->wait_head; w >= 0 && n < lease_shared->nprocs;
+		 w = lease_waiters[w].next)
+	{
+		FenceWaiterInfo *info = &out[n++];
+
+		info->dbid = slot->dbid;
+		info->keylen = slot->keylen;
+		memcpy(info->key, slot->text, slot->keylen);
+		info->pid = GetPGProcByNumber(w)->pid;
+		info->roleid = lease_waiters[w].roleid;
+		info->scope = (FenceLeaseScope) lease_waiters[w].scope;
+		info->since = lease_waiters[w].since;
+		info->deadline = lease_waiters[w].deadline;
+		info->position = ++position;
+	}
+	return n;
+}
+
+/*
+ * Is slot idx, which proc w's wait state names, the head of a queue in
+ * partition p?  Partition lock p held.  The wait state and the slot of
+ * another partition may change meanwhile: only the key's entry, found in
+ * p's own chains, says that the slot is p's and its fields stable.
+ */
+static bool
+queue_head_in(int32 idx, int32 w, uint32 p)
+{
+	FenceLeaseSlot *slot;
+	uint32		hash;
+	int			keylen;
+
+	if (idx < 0 || idx >= lease_shared->nslots)
+		return false;
+	slot = &lease_slots[idx];
+	keylen = Min((int) slot->keylen, FENCE_MAX_KEY_LEN);
+	if (slot->wait_head != w || keylen == 0)
+		return false;
+	hash = lease_hash(slot->dbid, slot->text, keylen);
+	return hash % FENCE_LEASE_PARTITIONS == p &&
+		lookup(hash, slot->dbid, slot->text, keylen) == idx;
+}
+
+/*
  * Every session waiting for a lease, for the fence_lease_waiters view: one
- * row per waiter, in queue order per key.  Each partition is read under its
- * lock; the array is allocated first (there are at most nprocs waiters).
+ * row per waiter, in queue order per key.  The queues are found from the
+ * waiting procs, not the table's chains, so the cost grows with the
+ * server's connections, not with the leases held: for each partition,
+ * under its lock, each proc at the head of a queue of that partition lists
+ * its queue.  The array is allocated first (there are at most nprocs
+ * waiters).
  */
 int
 FenceLeaseWaitersSnapshot(FenceWaiterInfo **waiters)
 {
-	uint32		nbuckets;
 	int			n = 0;
 	FenceWaiterInfo *out;
 
 	FenceRequirePreload();
-	nbuckets = lease_shared->bucket_mask + 1;
 	out = palloc(sizeof(FenceWaiterInfo) * Max(lease_shared->nprocs, 1));
 
-	for (int p = 0; p < FENCE_LEASE_PARTITIONS; p++)
+	for (uint32 p = 0; p < FENCE_LEASE_PARTITIONS; p++)
 	{
 		LWLock	   *lock = &lease_shared->locks[p].lock;
 
+		CHECK_FOR_INTERRUPTS();
 		LWLockAcquire(lock, LW_SHARED);
-		for (uint32 b = 0; b < nbuckets; b++)
+		for (int32 w = 0; w < lease_shared->nprocs; w++)
 		{
-			for (int32 i = lease_buckets[p * nbuckets + b]; i >= 0;
-				 i = lease_slots[i].next)
-			{
-				FenceLeaseSlot *slot = &lease_slots[i];
-				int			position = 0;
+			int32		idx = lease_waiters[w].slot;
 
-				for (int32 w = slot->wait_head; w >= 0 && n < lease_shared->nprocs;
-					 w = lease_waiters[w].next)
-				{
-					FenceWaiterInfo *info = &out[n++];
-
-					info->dbid = slot->dbid;
-					info->keylen = slot->keylen;
-					memcpy(info->key, slot->text, slot->keylen);
-					info->pid = GetPGProcByNumber(w)->pid;
-					info->roleid = lease_waiters[w].roleid;
-					info->scope = (FenceLeaseScope) lease_waiters[w].scope;
-					info->since = lease_waiters[w].since;
-					info->deadline = lease_waiters[w].deadline;
-					info->position = ++position;
-				}
-			}
+			if (queue_head_in(idx, w, p))
+				n = add_waiter_rows(&lease_slots[idx], out, n);
 		}
 		LWLockRelease(lock);
 	}
@@ -210,6 +250,46 @@ add_holder(FenceBlockerInfo *info, FenceLeaseSlot *slot)
 	info->ownerlen = (slot->scope == FENCE_SCOPE_DETACHED) ?
 		slot->ownerlen : 0;
 	memcpy(info->owner, slot->text + slot->keylen, info->ownerlen);
+}
+
+/*
+ * What a request for the key of entry "slot" (a lease or permit-key entry)
+ * waits for, into out[0..cap): its live holders (every live permit of a
+ * lease with permits), then the sessions of its queue up to the proc
+ * stop_procno (-1: all of them), in queue order.  Returns how many.
+ * Partition lock held.
+ */
+static int
+add_blockers(FenceLeaseSlot *slot, uint32 hash, TimestampTz now,
+			 int32 stop_procno, FenceBlockerInfo *out, int cap)
+{
+	int			n = 0;
+
+	if (slot->kind == ENTRY_PERMIT_KEY)
+	{
+		for (int32 *link = next_permit_link(bucket_head(hash), slot);
+			 link != NULL;
+			 link = next_permit_link(&lease_slots[*link].next, slot))
+		{
+			if (slot_is_live(&lease_slots[*link], now) && n < cap)
+				add_holder(&out[n++], &lease_slots[*link]);
+		}
+	}
+	else if (slot_is_live(slot, now) && n < cap)
+		add_holder(&out[n++], slot);
+	for (int32 w = slot->wait_head, position = 1;
+		 w >= 0 && w != stop_procno && n < cap;
+		 w = lease_waiters[w].next, position++)
+	{
+		FenceBlockerInfo *info = &out[n++];
+
+		info->holder = false;
+		info->position = position;
+		info->roleid = lease_waiters[w].roleid;
+		info->pid = GetPGProcByNumber(w)->pid;
+		info->ownerlen = 0;
+	}
+	return n;
 }
 
 /*
@@ -260,34 +340,56 @@ FenceLeaseBlockers(int pid, FenceBlockerInfo **blockers)
 			LWLockRelease(lock);
 			continue;
 		}
-		if (slot->kind == ENTRY_PERMIT_KEY)
-		{
-			uint32		hash = lease_hash(slot->dbid, slot->text, slot->keylen);
-
-			for (int32 *link = next_permit_link(bucket_head(hash), slot);
-				 link != NULL;
-				 link = next_permit_link(&lease_slots[*link].next, slot))
-			{
-				if (slot_is_live(&lease_slots[*link], now) && n < cap)
-					add_holder(&out[n++], &lease_slots[*link]);
-			}
-		}
-		else if (slot_is_live(slot, now))
-			add_holder(&out[n++], slot);
-		for (int32 w = slot->wait_head, position = 1;
-			 w >= 0 && w != procno && n < cap;
-			 w = lease_waiters[w].next, position++)
-		{
-			FenceBlockerInfo *info = &out[n++];
-
-			info->holder = false;
-			info->position = position;
-			info->roleid = lease_waiters[w].roleid;
-			info->pid = GetPGProcByNumber(w)->pid;
-			info->ownerlen = 0;
-		}
+		n = add_blockers(slot, lease_hash(slot->dbid, slot->text, slot->keylen),
+						 now, procno, out, cap);
 		LWLockRelease(lock);
 		break;
 	}
 	return n;
+}
+
+/*
+ * One key of this database, read from its bucket: its queue into waiters
+ * (fence_lease_waiters' rows), or what a session asking for the key now
+ * would wait for into blockers[0..cap): its live holders and every session
+ * queued for it (fence_blocking_pids()'s rows).  Returns how many rows.
+ */
+static int
+key_queue(const char *key, int keylen, FenceWaiterInfo *waiters,
+		  FenceBlockerInfo *blockers, int cap)
+{
+	uint32		hash;
+	LWLock	   *lock;
+	int32	   *link;
+	int			n = 0;
+
+	if (!table_may_hold(keylen))
+		return 0;
+	link = lock_entry(MyDatabaseId, key, keylen, LW_SHARED, &lock, &hash);
+	if (link != NULL && waiters != NULL)
+		n = add_waiter_rows(&lease_slots[*link], waiters, 0);
+	else if (link != NULL)
+		n = add_blockers(&lease_slots[*link], hash, FenceNow(), -1, blockers,
+						 cap);
+	LWLockRelease(lock);
+	return n;
+}
+
+int
+FenceLeaseWaitersSnapshotKey(const char *key, int keylen,
+							 FenceWaiterInfo **waiters)
+{
+	FenceRequirePreload();
+	*waiters = palloc(sizeof(FenceWaiterInfo) * Max(lease_shared->nprocs, 1));
+	return key_queue(key, keylen, *waiters, NULL, 0);
+}
+
+int
+FenceLeaseBlockersKey(const char *key, int keylen, FenceBlockerInfo **blockers)
+{
+	int			cap = Max(lease_shared->nprocs, 1) + FENCE_MAX_PERMITS;
+
+	FenceRequirePreload();
+	*blockers = palloc(sizeof(FenceBlockerInfo) * cap);
+	return key_queue(key, keylen, NULL, *blockers, cap);
 }

@@ -140,10 +140,16 @@ COMMENT ON FUNCTION @extschema@.fence_leases_all() IS 'every held lease and perm
 COMMENT ON VIEW @extschema@.fence_leases IS 'every held lease and permit of the server, live or expired; the key and owner of another role''s lease are hidden';
 COMMENT ON FUNCTION @extschema@.fence_leases_of(pg_catalog.text) IS 'the rows of fence_leases for one key of this database, found without reading the whole table';
 COMMENT ON FUNCTION @extschema@.fence_leases_of(pg_catalog.int8) IS 'the rows of fence_leases for one bigint key of this database, found without reading the whole table';
+COMMENT ON FUNCTION @extschema@.fence_lease_waiters_of(pg_catalog.text) IS 'the rows of fence_lease_waiters for one key of this database, found without reading the whole table';
+COMMENT ON FUNCTION @extschema@.fence_lease_waiters_of(pg_catalog.int8) IS 'the rows of fence_lease_waiters for one bigint key of this database, found without reading the whole table';
+COMMENT ON FUNCTION @extschema@.fence_lease_blockers_of(pg_catalog.text) IS 'what a session asking for this key would wait for: its live holders and the sessions queued for it, as fence_blocking_pids shows them';
+COMMENT ON FUNCTION @extschema@.fence_lease_blockers_of(pg_catalog.int8) IS 'what a session asking for this bigint key would wait for: its live holders and the sessions queued for it, as fence_blocking_pids shows them';
 
 -- stats.sql
 COMMENT ON FUNCTION @extschema@.fence_stats_all() IS 'per-database lease and trigger counts since server start (the fence_stats view)';
 COMMENT ON VIEW @extschema@.fence_stats IS 'per-database lease and trigger counts since server start';
+COMMENT ON FUNCTION @extschema@.fence_lease_counts_all() IS 'leases and permits held per database, scope, kind and state, without reading the lease table (the fence_lease_counts view)';
+COMMENT ON VIEW @extschema@.fence_lease_counts IS 'leases and permits held per database, scope (session, transaction, detached), kind (lease, permit) and state (live, expired): the counts of fence_leases'' rows, kept as leases change';
 
 -- enforce.sql
 COMMENT ON FUNCTION @extschema@.fence_enforce() IS 'trigger: reject a write whose fencing token is below the row''s fence';

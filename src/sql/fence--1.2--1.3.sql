@@ -472,3 +472,63 @@ CREATE FUNCTION @extschema@.fence_wait_leases_end(keys pg_catalog.text[], tokens
 	RETURNS TABLE (key pg_catalog.text, token @extschema@.fence_token, status pg_catalog.text)
 	AS 'MODULE_PATHNAME', 'fence_wait_leases_end' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
 COMMENT ON FUNCTION @extschema@.fence_wait_leases_end(pg_catalog.text[], @extschema@.fence_token[], pg_catalog.interval) IS 'wait until any of the leases (keys[i], tokens[i]) is no longer held and return a row for each that has ended (expired, superseded or released), or no row after timeout';
+
+-- lease.sql: one key's waiters and blockers, read from the key's bucket.
+CREATE FUNCTION @extschema@.fence_lease_waiters_of(lease_key pg_catalog.text,
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT role pg_catalog.name,
+	OUT scope pg_catalog.text,
+	OUT waiting_since pg_catalog.timestamptz,
+	OUT queue_position pg_catalog.int4,
+	OUT deadline pg_catalog.timestamptz)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_waiters_of' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+CREATE FUNCTION @extschema@.fence_lease_waiters_of(lease_key pg_catalog.int8,
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT role pg_catalog.name,
+	OUT scope pg_catalog.text,
+	OUT waiting_since pg_catalog.timestamptz,
+	OUT queue_position pg_catalog.int4,
+	OUT deadline pg_catalog.timestamptz)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_waiters_of_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+CREATE FUNCTION @extschema@.fence_lease_blockers_of(lease_key pg_catalog.text,
+	OUT blocking_pid pg_catalog.int4,
+	OUT blocked_by pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT queue_position pg_catalog.int4)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_blockers_of' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+CREATE FUNCTION @extschema@.fence_lease_blockers_of(lease_key pg_catalog.int8,
+	OUT blocking_pid pg_catalog.int4,
+	OUT blocked_by pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT queue_position pg_catalog.int4)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_blockers_of_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+COMMENT ON FUNCTION @extschema@.fence_lease_waiters_of(pg_catalog.text) IS 'the rows of fence_lease_waiters for one key of this database, found without reading the whole table';
+COMMENT ON FUNCTION @extschema@.fence_lease_waiters_of(pg_catalog.int8) IS 'the rows of fence_lease_waiters for one bigint key of this database, found without reading the whole table';
+COMMENT ON FUNCTION @extschema@.fence_lease_blockers_of(pg_catalog.text) IS 'what a session asking for this key would wait for: its live holders and the sessions queued for it, as fence_blocking_pids shows them';
+COMMENT ON FUNCTION @extschema@.fence_lease_blockers_of(pg_catalog.int8) IS 'what a session asking for this bigint key would wait for: its live holders and the sessions queued for it, as fence_blocking_pids shows them';
+
+-- stats.sql: leases and permits held, per database, scope, kind and state, from counts
+-- kept as the lease table changes (src/lease_counts.c): what monitoring
+-- reads, at a cost that does not grow with the leases held.
+CREATE FUNCTION @extschema@.fence_lease_counts_all(
+	OUT database pg_catalog.name,
+	OUT scope pg_catalog.text,
+	OUT kind pg_catalog.text,
+	OUT state pg_catalog.text,
+	OUT held bigint)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_counts_all' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+CREATE VIEW @extschema@.fence_lease_counts AS
+	SELECT * FROM @extschema@.fence_lease_counts_all();
+GRANT SELECT ON @extschema@.fence_lease_counts TO PUBLIC;
+COMMENT ON FUNCTION @extschema@.fence_lease_counts_all() IS 'leases and permits held per database, scope, kind and state, without reading the lease table (the fence_lease_counts view)';
+COMMENT ON VIEW @extschema@.fence_lease_counts IS 'leases and permits held per database, scope (session, transaction, detached), kind (lease, permit) and state (live, expired): the counts of fence_leases'' rows, kept as leases change';

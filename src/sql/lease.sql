@@ -250,3 +250,43 @@ CREATE FUNCTION @extschema@.fence_blocking_pids(pid pg_catalog.int4,
 	AS 'MODULE_PATHNAME', 'fence_blocking_pids' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.fence_blocking_pids(pg_catalog.int4) IS
 	'The holder and the sessions queued ahead of a session waiting for a lease';
+
+-- One key's rows of fence_lease_waiters, and what a session asking for the
+-- key would wait for (fence_blocking_pids' rows for a key), read from the
+-- key's bucket.  Neither takes anything.
+CREATE FUNCTION @extschema@.fence_lease_waiters_of(lease_key pg_catalog.text,
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT role pg_catalog.name,
+	OUT scope pg_catalog.text,
+	OUT waiting_since pg_catalog.timestamptz,
+	OUT queue_position pg_catalog.int4,
+	OUT deadline pg_catalog.timestamptz)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_waiters_of' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+CREATE FUNCTION @extschema@.fence_lease_waiters_of(lease_key pg_catalog.int8,
+	OUT database pg_catalog.name,
+	OUT key pg_catalog.text,
+	OUT pid pg_catalog.int4,
+	OUT role pg_catalog.name,
+	OUT scope pg_catalog.text,
+	OUT waiting_since pg_catalog.timestamptz,
+	OUT queue_position pg_catalog.int4,
+	OUT deadline pg_catalog.timestamptz)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_waiters_of_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+CREATE FUNCTION @extschema@.fence_lease_blockers_of(lease_key pg_catalog.text,
+	OUT blocking_pid pg_catalog.int4,
+	OUT blocked_by pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT queue_position pg_catalog.int4)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_blockers_of' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+CREATE FUNCTION @extschema@.fence_lease_blockers_of(lease_key pg_catalog.int8,
+	OUT blocking_pid pg_catalog.int4,
+	OUT blocked_by pg_catalog.text,
+	OUT owner pg_catalog.text,
+	OUT queue_position pg_catalog.int4)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_blockers_of_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;

@@ -22,3 +22,19 @@ CREATE FUNCTION @extschema@.fence_stats_all(
 CREATE VIEW @extschema@.fence_stats AS
 	SELECT * FROM @extschema@.fence_stats_all();
 GRANT SELECT ON @extschema@.fence_stats TO PUBLIC;
+
+-- Leases and permits held, per database, scope, kind and state, from counts
+-- kept as the lease table changes (src/lease_counts.c): what monitoring
+-- reads, at a cost that does not grow with the leases held.
+CREATE FUNCTION @extschema@.fence_lease_counts_all(
+	OUT database pg_catalog.name,
+	OUT scope pg_catalog.text,
+	OUT kind pg_catalog.text,
+	OUT state pg_catalog.text,
+	OUT held bigint)
+	RETURNS SETOF pg_catalog.record
+	AS 'MODULE_PATHNAME', 'fence_lease_counts_all' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+CREATE VIEW @extschema@.fence_lease_counts AS
+	SELECT * FROM @extschema@.fence_lease_counts_all();
+GRANT SELECT ON @extschema@.fence_lease_counts TO PUBLIC;

@@ -12,7 +12,9 @@
 # - one breaker open (state 2) after two failures, one closed (state 0) with
 #   one failure; after the open time, a probe makes the first half-open (1);
 # - every fence_ metric has HELP and the right TYPE, no label names a lease
-#   key, and the exporter's scrape had no error.
+#   key, and the exporter's scrape had no error;
+# - after DROP DATABASE and after a crash restart, the queries still run and
+#   the counts agree with fence_leases' rows.
 # The metrics do not depend on the server version: this runs on PostgreSQL
 # 15 only (Debian's, in make test), and says so elsewhere.
 use strict;
@@ -38,7 +40,7 @@ plan skip_all => "$exporter_bin is not installed (make test installs prometheus-
 my $queries = "$ENV{FENCE_SRC}/contrib/postgres_exporter/fence.yaml";
 ok(-f $queries, 'the queries file is in the tree');
 
-my $node = fence_node('metrics', conf => "fence.test_clock = on\n");
+my $node = fence_node('metrics', conf => "fence.test_clock = on\nrestart_after_crash = on\n");
 my ($exporter, $waiter);
 END
 {
@@ -252,9 +254,69 @@ is(value($m, 'fence_leases_held', %db, scope => 'session', kind => 'lease', stat
 	1, "the waiter's session lease is held");
 is(value($m, 'fence_stats_releases_total', %db), 1, '1 release');
 
-$exporter->kill_kill;
-$exporter = undef;
 $waiter->{run}->kill_kill;
 $waiter = undef;
+
+# --- a dropped database, then a crash restart -------------------------------------------
+
+# fence_lease_counts (what fence_leases_held reads) against a count of
+# fence_leases' rows grouped the same way: the combinations that disagree.
+my $counts_wrong = q{
+SELECT count(*) FROM fence_lease_counts c
+  FULL JOIN (SELECT database, scope,
+                    CASE WHEN permits IS NULL THEN 'lease' ELSE 'permit' END AS kind,
+                    CASE WHEN live THEN 'live' ELSE 'expired' END AS state, count(*) AS n
+               FROM fence_leases GROUP BY 1, 2, 3, 4) v
+    ON v.database IS NOT DISTINCT FROM c.database AND v.scope = c.scope
+       AND v.kind = c.kind AND v.state = c.state
+ WHERE c.held IS DISTINCT FROM coalesce(v.n, 0)};
+my %dl = (%db, scope => 'detached', kind => 'lease');
+
+$node->safe_psql('postgres', 'DROP DATABASE other');
+$m = scrape();
+is(value($m, 'pg_exporter_last_scrape_error'), 0,
+	'after DROP DATABASE, every query of fence.yaml runs without error');
+is(scalar(grep { ($_->[0]{database} // '') ne 'postgres' } @{ $m->{series}{fence_leases_held} }),
+	0, "the dropped database's lease series are gone (its lease went with it)");
+is(value($m, 'fence_leases_held', %dl, state => 'live'), 2,
+	"two live detached leases: job:1, and breaker a's probe");
+is(value($m, 'fence_leases_held', %dl, state => 'expired'), 1, 'job:3 is still held, expired');
+is($node->safe_psql('postgres', $counts_wrong), '0', 'the counts agree with fence_leases');
+
+# A crash restart ends every lease, and the counts start again from 0.
+my $victim = bg_start($node, 'postgres',
+	"SELECT fence_try_lease('crash:s', '1 h');\nSELECT pg_sleep(300);\n",
+	timeout => 330, appname => 'metrics_crash');
+ok(wait_until(30, sub {
+	$node->safe_psql('postgres', q{SELECT count(*) FROM fence_leases WHERE key = 'crash:s'}) eq '1' }),
+	'a session holds crash:s');
+my $victim_pid = backend_pid_of($node, 'metrics_crash');
+ok(kill('KILL', $victim_pid), "SIGKILL backend $victim_pid");
+eval { bg_finish($victim); };
+ok(wait_for_server($node), 'the server is back after the crash-restart cycle');
+$node->safe_psql('postgres', q{
+SELECT fence_try_lease('after:1', '1 h', owner => 'worker-e');
+SELECT fence_try_permit('after:p', 2, '1 h', owner => 'caller-2');
+});
+ok(wait_until(60, sub {
+	$m = scrape();
+	defined $m && (value($m, 'pg_up') // 0) == 1
+	  && (value($m, 'pg_exporter_last_scrape_error') // 1) == 0
+	  && defined value($m, 'fence_leases_held', %dl, state => 'live') }),
+	'after the crash restart, the exporter scrapes fence again')
+  or diag(slurp_file($log));
+is(value($m, 'fence_leases_held', %dl, state => 'live'), 1,
+	'one live detached lease: the one taken since the restart');
+is(value($m, 'fence_leases_held', %dl, state => 'expired'), 0,
+	'none expired: the restart ended job:3 with the rest');
+is(value($m, 'fence_leases_held', %db, scope => 'detached', kind => 'permit', state => 'live'),
+	1, 'one live permit');
+is(value($m, 'fence_leases_held', %db, scope => 'session', kind => 'lease', state => 'live'),
+	0, "the killed session's lease is not counted");
+is($node->safe_psql('postgres', $counts_wrong), '0',
+	'after the crash restart the counts agree with fence_leases');
+
+$exporter->kill_kill;
+$exporter = undef;
 
 done_testing();
