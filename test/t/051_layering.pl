@@ -36,16 +36,22 @@ is_deeply([ sort @files ], [ sort @modules ], 'every C file is in the list, and 
 
 # The files that share a private header (lease_internal.h, the lease
 # table's; breaker_internal.h, the breakers'): each header lists them, in
-# fence.h's order.
+# fence.h's order.  Not every lease_*.c file is one of the table's: the SQL
+# faces (lease_sql.c, lease_watch_many.c) sit above it and lease_counts.c,
+# with a header of its own, below it.
 my %private = (
-	'lease_internal.h' => sub { $_[0] =~ /^lease_/ && $_[0] ne 'lease_sql.c' },
-	'breaker_internal.h' => sub { $_[0] =~ /^breaker/ });
+	'lease_internal.h' => qr/^lease_/,
+	'breaker_internal.h' => qr/^breaker/);
 my (%internal_text, %family);
 for my $h (sort keys %private)
 {
 	$internal_text{$h} = slurp("$dir/$h");
 	my @listed = $internal_text{$h} =~ /^ \*\t(\w+\.c)\t/mg;
-	is_deeply(\@listed, [ grep { $private{$h}->($_) } @modules ],
+	my %in = map { $_ => 1 } @listed;
+	cmp_ok(scalar(@listed), '>=', 2, "$h lists its files");
+	is_deeply([ grep { $_ !~ $private{$h} } @listed ], [],
+		"$h lists only files of its family's name");
+	is_deeply(\@listed, [ grep { $in{$_} } @modules ],
 		"$h lists its files in fence.h's order");
 	$family{$_} = $h for @listed;
 }
