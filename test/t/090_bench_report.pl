@@ -25,6 +25,9 @@
 #      form reported;
 #  (j) the signal section: p50 and p99 per contender, ratios reported, not
 #      judged;
+#  (l) the client section: the job through pgfence judged against the same
+#      job in hand-written SQL (at least 0.95x its jobs/s, per client count),
+#      the grant on a new connection reported;
 #  (k) the growth curves: each with its section, the growth of its cost
 #      from point to point (against its reference, where it has one; the
 #      scrape judged: at most 3x from 1,000 to 1,000,000 leases), a chart
@@ -315,6 +318,27 @@ like($psec, qr/^  lease, 8 clients \/ permit, 8 clients\s+$cells\s+time per cycl
 like($psec, qr/^  Memory: nothing new to measure\.  A permit is a lease slot/m, 'memory is said, not measured');
 unlike($psec, qr/\b(ok|MISS!?)\b/, 'no verdict in the permits section');
 like($out, qr/^Goals: none judged in this run$/m, 'nothing judged');
+
+# (l) the client section alone: pgfence at 0.975x the hand-written SQL with
+# 1 process (met) and 0.92x with 4 (missed)
+my @crows = ('1 process', '4 processes');
+my @client = (
+	rate_samples('client', [ $crows[0] ], { pgfence => [ 97, 98 ], sql => [ 100, 100 ], sql_connect => [ 50, 50 ] }),
+	rate_samples('client', [ $crows[1] ], { pgfence => [ 90, 94 ], sql => [ 100, 100 ], sql_connect => [ 50, 50 ] }),
+);
+($rc, $out) = run_report(samples('client.tsv', @meta, @client));
+is($rc, 0, 'the report runs on client samples alone');
+my ($csec) = $out =~ /^(The client: .*?)^Goals/ms;
+ok(defined $csec, 'the client section is printed');
+$csec //= '';
+like($csec, qr/^  \s+pgfence\s+hand-written SQL\s+SQL, grant on a new connection$/m, 'one column per contender, in order');
+like($csec, qr/^  4 processes\s+92 \[90-94\]\s+100\s+50$/m, 'the median rate of each contender, with its spread');
+like($csec, qr/^  pgfence \/ hand-written SQL\s+0\.97x \[0\.97-0\.98\] ok\s+0\.92x \[0\.90-0\.94\] MISS\s+goal >= 0\.95/m,
+	'pgfence judged against the hand-written SQL per client count');
+like($csec, qr/^  SQL, grant on a new connection \/ hand-written SQL\s+0\.50x \[0\.50-0\.50\]\s+0\.50x \[0\.50-0\.50\]\s+what a connection per grant costs$/m,
+	'the new connection per grant reported, not judged');
+like($out, qr/^  - client: pgfence \/ hand-written SQL at 4 processes: 0\.92x \[0\.90-0\.94\]/m, 'the miss is listed');
+unlike($out, qr/^  - client: .* at 1 process:/m, 'not the goal met');
 
 # (i) the queue alone: fenced claims (lease in WHERE) at 1.05x and 1.25x the
 # time of unfenced ones; the lease-in-FROM form at 2x, reported only
