@@ -228,6 +228,11 @@ class Run:
         p.sql(SCHEMA)
         if not self.args.unprotected:
             p.sql("SELECT fence_protect('cells', lease => '{key}')")
+        # A database whose counter has issued no token yet accepts any token
+        # (it may only store rows that another server's leases fence), so a
+        # forged write that came before the first grant would land.  The
+        # database under test is one that grants: issue its first token here.
+        p.sql("SELECT fence_release('chaos:setup', fence_try_lease('chaos:setup', '1 s'))")
         self.generations = int(self.seconds / self.retire_seconds()) + 2
         p.sql("INSERT INTO cells (key) SELECT 'g' || g || 'k' || k FROM generate_series(0, %s) g, "
               "generate_series(0, 2) k" % (self.generations - 1))
