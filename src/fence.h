@@ -447,6 +447,7 @@ extern void FenceSessionAcquire(const FenceLeaseRequest *req,
 								FenceLeaseGrant *grant);
 extern bool FenceSessionRelease(const char *key, int keylen, FenceToken token);
 extern bool FenceSessionBreak(const char *key, int keylen, FenceToken *token);
+extern bool FenceSessionForget(const char *key, int keylen, FenceToken token);
 extern void FenceSessionUseToken(FenceToken token, const char *key,
 								 int keylen);
 extern void FenceSessionCarryState(StringInfo buf);

@@ -597,6 +597,26 @@ fence_release_impl(FunctionCallInfo fcinfo, bool int_key)
 }
 FENCE_KEYED_ENTRY_POINTS(fence_release)
 
+/*
+ * fence_forget_token(key, token): this session stops remembering the
+ * detached lease it took (session.c); returns token, so that it wraps a
+ * grant: fence_forget_token(k, fence_try_lease(k, ttl, owner => o)).
+ */
+static Datum
+fence_forget_token_impl(FunctionCallInfo fcinfo, bool int_key)
+{
+	LeaseKey	key;
+	FenceToken	token;
+
+	FenceRequirePreload();
+	get_key(fcinfo, 0, int_key, &key);
+	refuse_reserved_key(&key);
+	token = get_token(fcinfo, 1);
+	(void) FenceSessionForget(key.data, key.len, token);
+	PG_RETURN_FENCE_TOKEN(token);
+}
+FENCE_KEYED_ENTRY_POINTS(fence_forget_token)
+
 /* fence_renew(key, token, ttl): extend only a current, live lease */
 static Datum
 fence_renew_impl(FunctionCallInfo fcinfo, bool int_key)

@@ -9,7 +9,8 @@
  * purpose: a worker that lost its lease must stay fenced with its old
  * token, never become an unfenced writer.  It is forgotten only when this
  * backend releases that lease, when a transaction lease's transaction (or
- * savepoint) ends, and with the session (its end, or DISCARD ALL).
+ * savepoint) ends, with the session (its end, or DISCARD ALL), and, for a
+ * detached lease, when the session asks (fence_forget_token).
  *
  * The token in effect for a write guarded by lease K:
  *	1. the latest fence_use_token(token, K) of this transaction;
@@ -298,6 +299,43 @@ FenceSessionBreak(const char *key, int keylen, FenceToken *token)
 			forget(entry);
 	}
 	return broken;
+}
+
+/*
+ * fence_forget_token(): stop remembering that this backend took token for
+ * key, as DISCARD ALL forgets, but for one detached lease and without
+ * ending it.  The lease stays its owner's, renewable and releasable by its
+ * token from any session; only this backend's token in effect no longer
+ * comes from it.  So a session that takes a detached lease for work done
+ * elsewhere (a pooled connection, handing the lease to a client) goes on
+ * writing with what it had before.  A session or transaction lease is
+ * refused: this backend ends those itself, at session or transaction end,
+ * from what it remembers.  Returns false if it did not remember token for
+ * key (nothing to forget).
+ */
+bool
+FenceSessionForget(const char *key, int keylen, FenceToken token)
+{
+	SessionLease *entry = find_lease(key, keylen);
+
+	if (entry == NULL || entry->token != token)
+		return false;
+	if (entry->scope == FENCE_SCOPE_SESSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lease \"%s\" is held by this session with session scope",
+						entry->key),
+				 errdetail("Only the token of a detached lease can be forgotten; this session ends its session leases itself."),
+				 errhint("Take the lease with an owner (owner => ...) to hand it on, or release it with fence_release().")));
+	if (entry->scope == FENCE_SCOPE_XACT)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lease \"%s\" is held by this session with transaction scope",
+						entry->key),
+				 errdetail("Only the token of a detached lease can be forgotten; a transaction lease ends with its transaction."),
+				 errhint("Take the lease with an owner (owner => ...) to hand it on.")));
+	forget(entry);
+	return true;
 }
 
 /* fence_use_token(): the token in effect for the rest of the transaction. */

@@ -116,6 +116,7 @@ COMMENT ON FUNCTION @extschema@.fence_try_xact_lease(pg_catalog.text, pg_catalog
 COMMENT ON FUNCTION @extschema@.fence_lease(pg_catalog.text, pg_catalog.interval, pg_catalog.interval, pg_catalog.text) IS 'wait until the lease is granted (first come, first served) and return its token';
 COMMENT ON FUNCTION @extschema@.fence_xact_lease(pg_catalog.text, pg_catalog.interval, pg_catalog.interval) IS 'wait until the lease is granted, until the end of the transaction';
 COMMENT ON FUNCTION @extschema@.fence_release(pg_catalog.text, @extschema@.fence_token) IS 'free the lease if token is its current token';
+COMMENT ON FUNCTION @extschema@.fence_forget_token(pg_catalog.text, @extschema@.fence_token) IS 'this session forgets the detached lease it took with token (its token is no longer in effect here); the lease stays held; returns token';
 COMMENT ON FUNCTION @extschema@.fence_renew(pg_catalog.text, @extschema@.fence_token, pg_catalog.interval) IS 'extend the lease to now + ttl if token is its current live token';
 COMMENT ON FUNCTION @extschema@.fence_lease_status(pg_catalog.text, @extschema@.fence_token) IS 'held, expired, superseded or released';
 COMMENT ON FUNCTION @extschema@.fence_wait_lease_end(pg_catalog.text, @extschema@.fence_token, pg_catalog.interval) IS 'wait until the lease with this token is no longer held and return its status then (expired, superseded or released), or NULL after timeout';
@@ -126,6 +127,7 @@ COMMENT ON FUNCTION @extschema@.fence_try_xact_lease(pg_catalog.int8, pg_catalog
 COMMENT ON FUNCTION @extschema@.fence_lease(pg_catalog.int8, pg_catalog.interval, pg_catalog.interval, pg_catalog.text) IS 'wait until the lease is granted (first come, first served) and return its token';
 COMMENT ON FUNCTION @extschema@.fence_xact_lease(pg_catalog.int8, pg_catalog.interval, pg_catalog.interval) IS 'wait until the lease is granted, until the end of the transaction';
 COMMENT ON FUNCTION @extschema@.fence_release(pg_catalog.int8, @extschema@.fence_token) IS 'free the lease if token is its current token';
+COMMENT ON FUNCTION @extschema@.fence_forget_token(pg_catalog.int8, @extschema@.fence_token) IS 'this session forgets the detached lease it took with token (its token is no longer in effect here); the lease stays held; returns token';
 COMMENT ON FUNCTION @extschema@.fence_renew(pg_catalog.int8, @extschema@.fence_token, pg_catalog.interval) IS 'extend the lease to now + ttl if token is its current live token';
 COMMENT ON FUNCTION @extschema@.fence_lease_status(pg_catalog.int8, @extschema@.fence_token) IS 'held, expired, superseded or released';
 COMMENT ON FUNCTION @extschema@.fence_wait_lease_end(pg_catalog.int8, @extschema@.fence_token, pg_catalog.interval) IS 'wait until the lease with this token is no longer held and return its status then (expired, superseded or released), or NULL after timeout';

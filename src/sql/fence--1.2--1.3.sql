@@ -532,3 +532,15 @@ CREATE VIEW @extschema@.fence_lease_counts AS
 GRANT SELECT ON @extschema@.fence_lease_counts TO PUBLIC;
 COMMENT ON FUNCTION @extschema@.fence_lease_counts_all() IS 'leases and permits held per database, scope, kind and state, without reading the lease table (the fence_lease_counts view)';
 COMMENT ON VIEW @extschema@.fence_lease_counts IS 'leases and permits held per database, scope (session, transaction, detached), kind (lease, permit) and state (live, expired): the counts of fence_leases'' rows, kept as leases change';
+
+-- lease.sql: a grant on a pooled connection that the connection does not
+-- keep as its token in effect.
+CREATE FUNCTION @extschema@.fence_forget_token(key pg_catalog.text, token @extschema@.fence_token)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_forget_token' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_forget_token(key pg_catalog.int8, token @extschema@.fence_token)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_forget_token_int8' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.fence_forget_token(pg_catalog.text, @extschema@.fence_token) IS 'this session forgets the detached lease it took with token (its token is no longer in effect here); the lease stays held; returns token';
+COMMENT ON FUNCTION @extschema@.fence_forget_token(pg_catalog.int8, @extschema@.fence_token) IS 'this session forgets the detached lease it took with token (its token is no longer in effect here); the lease stays held; returns token';

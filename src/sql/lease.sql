@@ -45,6 +45,15 @@ CREATE FUNCTION @extschema@.fence_release(key pg_catalog.int8, token @extschema@
 	RETURNS pg_catalog.bool
 	AS 'MODULE_PATHNAME', 'fence_release_int8' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+-- Forget a detached lease this session took, leaving it held: for a grant
+-- on a pooled connection that must not keep the token in effect there.
+CREATE FUNCTION @extschema@.fence_forget_token(key pg_catalog.text, token @extschema@.fence_token)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_forget_token' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+CREATE FUNCTION @extschema@.fence_forget_token(key pg_catalog.int8, token @extschema@.fence_token)
+	RETURNS @extschema@.fence_token
+	AS 'MODULE_PATHNAME', 'fence_forget_token_int8' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
 -- expires_at := now + ttl, only if token is current and live.
 CREATE FUNCTION @extschema@.fence_renew(key pg_catalog.text, token @extschema@.fence_token, ttl pg_catalog.interval)
 	RETURNS pg_catalog.bool
