@@ -10,9 +10,6 @@ MODE is one of
                renewal or watchdog: fence_lease of a detached lease with an
                owner; a transaction with fence_use_token(token, key) and the
                UPDATE; fence_release by token
-  sql_connect  the same, but the grant on a connection of its own, opened
-               for it and closed after it, as pgfence takes a lease: what
-               that connection costs, apart from the rest of the client
 
 PROCESSES worker processes (fork), each with a psycopg_pool.ConnectionPool of
 its own (min_size = max_size = 2, autocommit), each on ROWS rows of its own
@@ -29,7 +26,6 @@ import random
 import sys
 import time
 
-import psycopg
 from psycopg_pool import ConnectionPool
 
 import pgfence
@@ -58,12 +54,8 @@ def worker(mode, conninfo, index, rows, start_at, end_at, out):
     else:
         def job(k):
             key = f"client:{k}"
-            if mode == "sql":
-                with pool.connection() as conn:
-                    token = conn.execute(GRANT, (key, ttl, owner)).fetchone()[0]
-            else:
-                with psycopg.connect(conninfo, autocommit=True) as own:
-                    token = own.execute(GRANT, (key, ttl, owner)).fetchone()[0]
+            with pool.connection() as conn:
+                token = conn.execute(GRANT, (key, ttl, owner)).fetchone()[0]
             with pool.connection() as conn:
                 try:
                     with conn.transaction():
@@ -73,11 +65,15 @@ def worker(mode, conninfo, index, rows, start_at, end_at, out):
                     conn.execute(RELEASE, (key, token))
             return n
     counted = 0
+    cpu_start = cpu_end = None
     try:
         while True:
             now = time.time()
             if now >= end_at:
+                cpu_end = time.process_time()
                 break
+            if now >= start_at and cpu_start is None:
+                cpu_start = time.process_time()
             if job(first + rng.randrange(rows)) != 1:
                 raise RuntimeError("a job's UPDATE wrote no row")
             if now >= start_at:
@@ -86,13 +82,13 @@ def worker(mode, conninfo, index, rows, start_at, end_at, out):
         if mode == "pgfence":
             fx.close()
         pool.close()
-    out.send(counted)
+    out.send((counted, (cpu_end or 0.0) - (cpu_start or 0.0)))
     out.close()
 
 
 def main():
     mode, conninfo, procs, secs, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-    if mode not in ("pgfence", "sql", "sql_connect"):
+    if mode not in ("pgfence", "sql"):
         sys.exit(f"client_job.py: unknown mode {mode}")
     ctx = multiprocessing.get_context("fork")
     # time to import, fork and open the pools before the counted window
@@ -105,10 +101,12 @@ def main():
         p.start()
         w.close()
         kids.append((p, r))
-    total, failed = 0, 0
+    total, cpu, failed = 0, 0.0, 0
     for p, r in kids:
         try:
-            total += r.recv()
+            jobs, secs_cpu = r.recv()
+            total += jobs
+            cpu += secs_cpu
         except EOFError:
             failed += 1
         p.join()
@@ -117,7 +115,8 @@ def main():
         sys.exit(f"client_job.py: {failed} worker(s) failed")
     if time.time() < end_at:
         sys.exit("client_job.py: the workers ended before the window did")
-    print(f"rate={total / secs:.1f} jobs={total} processes={procs} seconds={secs:g}")
+    print(f"rate={total / secs:.1f} jobs={total} processes={procs} seconds={secs:g} "
+          f"cpu_us={1e6 * cpu / max(total, 1):.1f}")
 
 
 if __name__ == "__main__":

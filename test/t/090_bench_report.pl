@@ -320,23 +320,30 @@ unlike($psec, qr/\b(ok|MISS!?)\b/, 'no verdict in the permits section');
 like($out, qr/^Goals: none judged in this run$/m, 'nothing judged');
 
 # (l) the client section alone: pgfence at 0.975x the hand-written SQL with
-# 1 process (met) and 0.92x with 4 (missed)
+# 1 process (met) and 0.92x with 4 (missed); the CPU per job beside it
 my @crows = ('1 process', '4 processes');
 my @client = (
-	rate_samples('client', [ $crows[0] ], { pgfence => [ 97, 98 ], sql => [ 100, 100 ], sql_connect => [ 50, 50 ] }),
-	rate_samples('client', [ $crows[1] ], { pgfence => [ 90, 94 ], sql => [ 100, 100 ], sql_connect => [ 50, 50 ] }),
+	rate_samples('client', [ $crows[0] ], { pgfence => [ 97, 98 ], sql => [ 100, 100 ] }),
+	rate_samples('client', [ $crows[1] ], { pgfence => [ 90, 94 ], sql => [ 100, 100 ] }),
+	rate_samples('client_cpu', [ $crows[0] ], { pgfence => [ 440, 460 ], sql => [ 400, 400 ] }),
+	rate_samples('client_cpu', [ $crows[1] ], { pgfence => [ 500, 500 ], sql => [ 400, 400 ] }),
 );
 ($rc, $out) = run_report(samples('client.tsv', @meta, @client));
 is($rc, 0, 'the report runs on client samples alone');
-my ($csec) = $out =~ /^(The client: .*?)^Goals/ms;
+my ($csec) = $out =~ /^(The client: .*?)^The client \(detail\)/ms;
 ok(defined $csec, 'the client section is printed');
 $csec //= '';
-like($csec, qr/^  \s+pgfence\s+hand-written SQL\s+SQL, grant on a new connection$/m, 'one column per contender, in order');
-like($csec, qr/^  4 processes\s+92 \[90-94\]\s+100\s+50$/m, 'the median rate of each contender, with its spread');
+like($csec, qr/^  \s+pgfence\s+hand-written SQL$/m, 'one column per contender, in order');
+like($csec, qr/^  4 processes\s+92 \[90-94\]\s+100$/m, 'the median rate of each contender, with its spread');
 like($csec, qr/^  pgfence \/ hand-written SQL\s+0\.97x \[0\.97-0\.98\] ok\s+0\.92x \[0\.90-0\.94\] MISS\s+goal >= 0\.95/m,
 	'pgfence judged against the hand-written SQL per client count');
-like($csec, qr/^  SQL, grant on a new connection \/ hand-written SQL\s+0\.50x \[0\.50-0\.50\]\s+0\.50x \[0\.50-0\.50\]\s+what a connection per grant costs$/m,
-	'the new connection per grant reported, not judged');
+my ($cpu) = $out =~ /^(The client \(detail\): .*?)^Goals/ms;
+ok(defined $cpu, 'the CPU per job is printed after it');
+$cpu //= '';
+like($cpu, qr/^  1 process\s+450\.0 \[440\.0-460\.0\]\s+400\.0$/m, 'the median CPU per job of each contender');
+like($cpu, qr/^  pgfence \/ hand-written SQL\s+1\.12x \[1\.10-1\.15\]\s+1\.25x \[1\.25-1\.25\]\s+what the client adds/m,
+	'pgfence against the hand-written SQL, reported, not judged');
+unlike($cpu, qr/\b(ok|MISS!?)\b/, 'no verdict on the CPU');
 like($out, qr/^  - client: pgfence \/ hand-written SQL at 4 processes: 0\.92x \[0\.90-0\.94\]/m, 'the miss is listed');
 unlike($out, qr/^  - client: .* at 1 process:/m, 'not the goal met');
 

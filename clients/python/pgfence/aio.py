@@ -37,8 +37,10 @@ _UNREACHABLE = (psycopg.OperationalError, PoolTimeout, asyncio.TimeoutError)
 class AsyncFence(FenceBase["AsyncLease"]):
     """Leases on one database, through a psycopg_pool.AsyncConnectionPool.
 
-    The pool must be open.  Each lease also opens a connection of its own,
-    with the pool's conninfo (or ``watchdog_conninfo``).
+    The pool must be open.  A lease on a free key is taken on a pooled
+    connection (fence 1.3); one that waits, and every lease with fence 1.2,
+    on a connection of its own, with the pool's conninfo (or
+    ``watchdog_conninfo``).
     """
 
     def __init__(self, pool: AsyncConnectionPool, *, watchdog_conninfo: Optional[str] = None,
@@ -65,13 +67,22 @@ class AsyncFence(FenceBase["AsyncLease"]):
             raise
         return conn
 
-    async def _watchdog(self, conn: "psycopg.AsyncConnection[Any]") -> "Optional[_AsyncWatchdog]":
+    async def _capabilities(self, conn: "Optional[psycopg.AsyncConnection[Any]]" = None) -> None:
+        """Ask the server, once, what it has of fence 1.3 (on conn, or on a
+        pooled connection)."""
+        if self._multi is not None:
+            return
+        if conn is not None:
+            row = await (await conn.execute(watch.SQL_CAPABILITIES)).fetchone()
+        else:
+            async with self.pool.connection() as pooled:
+                row = await (await pooled.execute(watch.SQL_CAPABILITIES)).fetchone()
+        self._learn(row)
+
+    async def _watchdog(self, conn: "Optional[psycopg.AsyncConnection[Any]]" = None) -> "Optional[_AsyncWatchdog]":
         """The watchdog of all this fence's leases, if the server has
-        fence_wait_leases_end (asked on conn, once)."""
-        if self._multi is None:
-            cur = await conn.execute(watch.SQL_HAS_WAIT_LEASES_END)
-            row = await cur.fetchone()
-            self._multi = bool(row and row[0])
+        fence_wait_leases_end."""
+        await self._capabilities(conn)
         if not self._multi:
             return None
         if self._dog is None:
@@ -217,6 +228,7 @@ class AsyncLease(LeaseBase):
         self._cancelling = 0
         self._active: Set["psycopg.AsyncConnection[Any]"] = set()
         self._dog: Optional[_AsyncWatchdog] = None
+        self._join: Optional[asyncio.TimerHandle] = None
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator["psycopg.AsyncConnection[Any]"]:
@@ -261,7 +273,7 @@ class AsyncLease(LeaseBase):
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._renew_loop(), name=f"pgfence-renewer:{self.key}")]
         if self._dog is not None:
-            self._dog.add(self)
+            self._join = loop.call_later(watch.JOIN_AFTER, self._join_watchdog)
         else:
             self._tasks.append(loop.create_task(self._watch(), name=f"pgfence-watchdog:{self.key}"))
         self._cancelling = self._task.cancelling() if self._task and hasattr(self._task, "cancelling") else 0
@@ -287,7 +299,43 @@ class AsyncLease(LeaseBase):
 
     # -- internals -------------------------------------------------------------
 
+    def _join_watchdog(self) -> None:
+        """JOIN_AFTER after the grant: the fence's watchdog watches it."""
+        if not self._stopping and not self._held().lost and self._dog is not None:
+            self._dog.add(self)
+
     async def _acquire(self) -> None:
+        if await self._grant_on_pool():
+            self._dog = await self._fence._watchdog()
+            return
+        await self._grant_on_own()
+
+    async def _grant_on_pool(self) -> bool:
+        """Try the key on a pooled connection, in one statement that also
+        makes the connection forget the grant (fence 1.3).  True if granted;
+        False if the server is older, or the key is taken and the lease may
+        wait for it (LeaseUnavailableError if it may not).  A cancellation
+        here is the caller's to clean up (_abandon): a grant may have come."""
+        fence = self._fence
+        await fence._capabilities()
+        if not fence._grants_on_pool():
+            return False
+        sql, params = self._pool_grant_sql()
+        sent = time.monotonic()
+        try:
+            async with fence.pool.connection() as conn:
+                row = await (await conn.execute(sql, params)).fetchone()
+        except PoolTimeout:
+            raise
+        except psycopg.Error as e:
+            if self._may_have_granted(e):
+                await self._release_owned()
+            raise (await self._translate(e)) from e
+        return self._pool_granted(row, sent)
+
+    async def _grant_on_own(self) -> None:
+        """Take the lease on a connection of its own, waiting as long as the
+        lease may."""
         sql, params = self._grant_sql()
         own = self._own = await self._fence._connect()
         sent = time.monotonic()
@@ -342,6 +390,8 @@ class AsyncLease(LeaseBase):
     async def _shutdown(self) -> None:
         self._stopping = True
         self._held().releasing = True
+        if self._join is not None:
+            self._join.cancel()
         if self._dog is not None:
             self._dog.remove(self)
         own = self._own
@@ -412,7 +462,7 @@ class AsyncLease(LeaseBase):
     async def _release_owned(self) -> None:
         try:
             async with self._fence.pool.connection(timeout=10) as conn:
-                await conn.execute(cfg.SQL_RELEASE_OWNED, {"key": self.key, "owner": self.owner})
+                await conn.execute(self._release_owned_sql(self._fence), {"key": self.key, "owner": self.owner})
         except Exception as e:
             logger.warning("could not check lease %r after an interrupted wait (%s)", self.key, e)
 

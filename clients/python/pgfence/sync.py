@@ -1,13 +1,17 @@
 """pgfence for psycopg 3 and psycopg_pool, with threads.
 
 A Fence hands out leases.  Each lease is detached, owned by a name of its
-own, so that any pooled connection can renew and release it; a connection
-of its own (not from the pool) takes it.  One watchdog connection of the
-Fence then sleeps in fence_wait_leases_end on all its leases at once, so
-the server tells a lease the moment it ends (with fence 1.2, which lacks
-that function, the lease's own connection stays open and sleeps in
-fence_wait_lease_end instead).  A thread renews each lease every third of
-its TTL through the pool.
+own, so that any pooled connection can renew and release it.  With fence
+1.3 a free key is taken in one statement on a pooled connection, which
+forgets the grant at once (fence_forget_token) and so carries no token
+afterwards; only a lease that must wait gets a connection of its own, to
+wait on.  One watchdog connection of the Fence sleeps in
+fence_wait_leases_end on all its leases at once, so the server tells a
+lease the moment it ends; a lease joins it a moment after its grant
+(watch.JOIN_AFTER).  With fence 1.2, which lacks both functions, every
+lease is taken on a connection of its own, which stays open and sleeps in
+fence_wait_lease_end.  The Fence's one timer thread renews each lease
+every third of its TTL through the pool.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from ._core.errors import (CONNECTION, DEADLINE, LOCK_NOT_AVAILABLE, RELEASED, F
 from ._core.base import FenceBase, LeaseBase
 from ._core.state import how_from_server
 from ._core import watch
+from ._core.timer import Entry, Timer
 
 if TYPE_CHECKING:
     from .breaker import Breaker
@@ -75,6 +80,7 @@ class Fence(FenceBase["Lease"]):
         self._settings(conninfo, kwargs, watchdog_conninfo, renew_timeout, connect_timeout)
         self._dog_lock = threading.Lock()
         self._dog: Optional[_Watchdog] = None
+        self._timer_obj: Optional[Timer] = None
 
     def breaker(self, name: str) -> "Breaker":
         """The shared circuit breaker ``name``."""
@@ -84,8 +90,11 @@ class Fence(FenceBase["Lease"]):
     def close(self) -> None:
         with self._dog_lock:
             dog, self._dog = self._dog, None
+            timer, self._timer_obj = self._timer_obj, None
         if dog is not None:
             dog.close()
+        if timer is not None:
+            timer.close()
         if self._own_pool:
             self.pool.close()
 
@@ -106,17 +115,36 @@ class Fence(FenceBase["Lease"]):
             raise
         return conn
 
-    def _watchdog(self, conn: "psycopg.Connection[Any]") -> "Optional[_Watchdog]":
-        """The watchdog of all this fence's leases, if the server has
-        fence_wait_leases_end (asked on conn, once)."""
+    def _capabilities(self, conn: "Optional[psycopg.Connection[Any]]" = None) -> None:
+        """Ask the server, once, what it has of fence 1.3 (on conn, or on a
+        pooled connection)."""
         with self._dog_lock:
-            if self._multi is None:
-                self._multi = bool(_row(conn.execute(watch.SQL_HAS_WAIT_LEASES_END))[0])
+            if self._multi is not None:
+                return
+        if conn is not None:
+            row = conn.execute(watch.SQL_CAPABILITIES).fetchone()
+        else:
+            with self.pool.connection() as pooled:
+                row = pooled.execute(watch.SQL_CAPABILITIES).fetchone()
+        with self._dog_lock:
+            self._learn(row)
+
+    def _watchdog(self, conn: "Optional[psycopg.Connection[Any]]" = None) -> "Optional[_Watchdog]":
+        """The watchdog of all this fence's leases, if the server has
+        fence_wait_leases_end."""
+        self._capabilities(conn)
+        with self._dog_lock:
             if not self._multi:
                 return None
             if self._dog is None:
                 self._dog = _Watchdog(self)
             return self._dog
+
+    def _timer(self) -> Timer:
+        with self._dog_lock:
+            if self._timer_obj is None:
+                self._timer_obj = Timer("pgfence-timer")
+            return self._timer_obj
 
 
 class _Watchdog:
@@ -250,10 +278,18 @@ class Lease(LeaseBase):
         self.lost = threading.Event()
         self._own: Optional["psycopg.Connection[Any]"] = None
         self._stop = threading.Event()
+        # Held while the lease joins the watchdog, and while it stops: a
+        # lease released never joins.
+        self._stop_lock = threading.Lock()
         self._active: Set["psycopg.Connection[Any]"] = set()
         self._active_lock = threading.Lock()
         self._threads: List[threading.Thread] = []
         self._dog: Optional[_Watchdog] = None
+        self._timer: Optional[Timer] = None
+        self._due: List[Entry] = []
+        # The renewal in flight (see _renew_due), and how many were sent.
+        self._renewal: "Optional[concurrent.futures.Future[Any]]" = None
+        self._renewals = 0
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator["psycopg.Connection[Any]"]:
@@ -284,20 +320,29 @@ class Lease(LeaseBase):
 
     def __enter__(self) -> "Lease":
         self._enter_once()
-        self._acquire()
-        try:
-            self._dog = self._fence._watchdog(self._own)  # type: ignore[arg-type]
-        except psycopg.Error:
-            self._dog = None
-        targets = [(self._renew_loop, "renewer")]
-        if self._dog is not None:
-            # The fence's watchdog watches it: its own connection is done.
-            self._close_own()
-            self._dog.add(self)
+        fence = self._fence
+        if not self._grant_on_pool():
+            self._grant_on_own()
+            try:
+                self._dog = fence._watchdog(self._own)
+            except psycopg.Error:
+                self._dog = None
         else:
-            targets.append((self._watch, "watchdog"))
-        for target, name in targets:
-            t = threading.Thread(target=target, name=f"pgfence-{name}:{self.key}", daemon=True)
+            self._dog = fence._watchdog()
+        timer = self._timer = fence._timer()
+        now = time.monotonic()
+        renew_at = now + self._held().timing.next_renewal()
+        if self._dog is not None:
+            # The fence's watchdog watches it (soon): its own connection,
+            # if it had to wait on one, is done.  One entry on the timer at
+            # a time: the join first (it comes long before the renewal),
+            # which then sets the renewal's.
+            self._close_own()
+            self._due.append(timer.at(now + watch.JOIN_AFTER, lambda: self._join_watchdog(renew_at)))
+            return self
+        self._renew_at(renew_at)
+        if self._dog is None:
+            t = threading.Thread(target=self._watch, name=f"pgfence-watchdog:{self.key}", daemon=True)
             self._threads.append(t)
             t.start()
         return self
@@ -305,10 +350,14 @@ class Lease(LeaseBase):
     def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> Optional[bool]:
         st = self._state
         assert st is not None
-        self._stop.set()
-        st.releasing = True
-        if self._dog is not None:
-            self._dog.remove(self)
+        with self._stop_lock:
+            self._stop.set()
+            st.releasing = True
+            if self._dog is not None:
+                self._dog.remove(self)
+        for entry in self._due:
+            entry.cancel()
+        self._due = []
         own = self._own
         if own is not None:
             with contextlib.suppress(Exception):
@@ -325,7 +374,34 @@ class Lease(LeaseBase):
 
     # -- internals -----------------------------------------------------------
 
-    def _acquire(self) -> None:
+    def _grant_on_pool(self) -> bool:
+        """Try the key on a pooled connection, in one statement that also
+        makes the connection forget the grant (fence 1.3).  True if granted;
+        False if the server is older, or the key is taken and the lease may
+        wait for it (LeaseUnavailableError if it may not)."""
+        fence = self._fence
+        fence._capabilities()
+        if not fence._grants_on_pool():
+            return False
+        sql, params = self._pool_grant_sql()
+        sent = time.monotonic()
+        try:
+            with fence.pool.connection() as conn:
+                row = conn.execute(sql, params).fetchone()
+        except PoolTimeout:
+            raise
+        except psycopg.Error as e:
+            if self._may_have_granted(e):
+                self._release_owned()
+            raise self._translate(e) from e
+        except BaseException:
+            self._release_owned()
+            raise
+        return self._pool_granted(row, sent)
+
+    def _grant_on_own(self) -> None:
+        """Take the lease on a connection of its own, waiting as long as the
+        lease may."""
         sql, params = self._grant_sql()
         own = self._own = self._fence._connect()
         sent = time.monotonic()
@@ -360,6 +436,15 @@ class Lease(LeaseBase):
                 self._close_own()
                 raise LeaseLostError(self.key, token, how_from_server(None))
             self._held().renewed(sent, expires_at)
+
+    def _join_watchdog(self, renew_at: float) -> None:
+        """On the timer, JOIN_AFTER after the grant: the watchdog watches it,
+        and its renewals begin."""
+        with self._stop_lock:
+            if self._stop.is_set() or self._held().lost or self._dog is None:
+                return
+            self._dog.add(self)
+        self._renew_at(renew_at)
 
     def _translate(self, e: psycopg.Error) -> BaseException:
         """The FenceError a driver error means (LF002 also marks the lease lost)."""
@@ -409,7 +494,7 @@ class Lease(LeaseBase):
     def _release_owned(self) -> None:
         try:
             with self._fence.pool.connection(timeout=10) as conn:
-                conn.execute(cfg.SQL_RELEASE_OWNED, {"key": self.key, "owner": self.owner})
+                conn.execute(self._release_owned_sql(self._fence), {"key": self.key, "owner": self.owner})
         except Exception as e:
             logger.warning("could not check lease %r after an interrupted wait (%s)", self.key, e)
 
@@ -471,66 +556,86 @@ class Lease(LeaseBase):
             return conn
         return None
 
-    def _renew_loop(self) -> None:
-        st = self._held()
-        params = self._params()
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1,
-                                                     thread_name_prefix=f"pgfence-renew:{self.key}")
-        pending: "Optional[concurrent.futures.Future[Any]]" = None
-        delay = st.timing.next_renewal()
-        try:
-            while True:
-                wake = min(delay, max(st.remaining(), 0.0))
-                if self._stop.wait(wake) or st.lost:
-                    return
-                if st.remaining() <= 0:
-                    self._lose(DEADLINE)
-                    return
-                if pending is not None and not pending.done():
-                    # The last try is still stuck: it counts as failed.
-                    st.suspend(concurrent.futures.TimeoutError("renewal still pending"))
-                    delay = st.timing.next_retry()
-                    continue
-                sent = time.monotonic()
-                pending = pool.submit(self._renew_once, params)
-                if not self._await(pending, sent + st.timing.try_timeout):
-                    return
-                try:
-                    ok, expires_at = pending.result(timeout=0)
-                except _UNREACHABLE as e:
-                    st.suspend(e)
-                    delay = st.timing.next_retry()
-                    continue
-                except Exception as e:
-                    if isinstance(classify(e), FenceError):
-                        self._lose(how_from_server(self._status()), e)
-                        return
-                    st.suspend(e)
-                    delay = st.timing.next_retry()
-                    continue
-                if self._stop.is_set():
-                    return
-                if ok:
-                    st.renewed(sent, expires_at)
-                    delay = st.timing.next_renewal()
-                else:
-                    self._lose(how_from_server(self._status()))
-                    return
-        finally:
-            pool.shutdown(wait=False)
+    # -- renewal, on the fence's timer ---------------------------------------
+    #
+    # Every third of the TTL (less jitter) the timer sends a renewal to a
+    # worker thread; its answer, or its try timeout, whichever comes first,
+    # settles it and sets the next time.  The local deadline (the last
+    # renewal's send time plus the TTL) is checked each time, and is itself a
+    # time the timer wakes up at, so a lease whose renewals hang is lost when
+    # it must be, not later.
 
-    def _await(self, future: "concurrent.futures.Future[Any]", until: float) -> bool:
-        """Wait for future until then (monotonic); False if the lease is being released."""
-        done = threading.Event()
-        future.add_done_callback(lambda _: done.set())
-        while not done.is_set():
-            left = until - time.monotonic()
-            if left <= 0:
-                break
-            if self._stop.is_set():
-                return False
-            done.wait(min(left, 0.05))
-        return not self._stop.is_set()
+    def _renew_at(self, when: float) -> None:
+        """Wake at when, or at the local deadline if that comes first."""
+        st = self._held()
+        deadline = time.monotonic() + max(st.remaining(), 0.0)
+        assert self._timer is not None
+        self._due.append(self._timer.at(min(when, deadline), self._renew_due))
+        if len(self._due) > 8:
+            self._due = [e for e in self._due if not e.cancelled and e.when > time.monotonic()]
+
+    def _renew_due(self) -> None:
+        st = self._held()
+        if self._stop.is_set() or st.lost:
+            return
+        if st.remaining() <= 0:
+            self._lose(DEADLINE)
+            return
+        if self._renewal is not None and not self._renewal.done():
+            # The last try is still stuck: it counts as failed.
+            st.suspend(concurrent.futures.TimeoutError("renewal still pending"))
+            self._renew_at(time.monotonic() + st.timing.next_retry())
+            return
+        assert self._timer is not None
+        sent = time.monotonic()
+        self._renewals += 1
+        number = self._renewals
+        future = self._renewal = self._timer.submit(self._renew_once, self._params())
+        # The answer and the try timeout race; the first settles the try.
+        settled = threading.Lock()
+
+        def answered(f: "concurrent.futures.Future[Any]") -> None:
+            if settled.acquire(False):
+                self._renewed(f, sent)
+
+        def timed_out() -> None:
+            if settled.acquire(False):
+                self._renew_timed_out(number)
+        future.add_done_callback(answered)
+        self._due.append(self._timer.at(sent + st.timing.try_timeout, timed_out))
+
+    def _renew_timed_out(self, number: int) -> None:
+        st = self._held()
+        if self._stop.is_set() or st.lost or number != self._renewals:
+            return
+        st.suspend(concurrent.futures.TimeoutError("renewal timed out"))
+        self._renew_at(time.monotonic() + st.timing.next_retry())
+
+    def _renewed(self, future: "concurrent.futures.Future[Any]", sent: float) -> None:
+        """A renewal's answer came within its try timeout (on a worker thread)."""
+        st = self._held()
+        if self._stop.is_set() or st.lost:
+            return
+        try:
+            ok, expires_at = future.result(timeout=0)
+        except _UNREACHABLE as e:
+            st.suspend(e)
+            self._renew_at(time.monotonic() + st.timing.next_retry())
+            return
+        except Exception as e:
+            if isinstance(classify(e), FenceError):
+                self._lose(how_from_server(self._status()), e)
+                return
+            st.suspend(e)
+            self._renew_at(time.monotonic() + st.timing.next_retry())
+            return
+        if self._stop.is_set():
+            return
+        if ok:
+            st.renewed(sent, expires_at)
+            self._renew_at(time.monotonic() + st.timing.next_renewal())
+        else:
+            self._lose(how_from_server(self._status()))
 
     def _renew_once(self, params: Dict[str, Any]) -> Any:
         with self._fence.pool.connection(timeout=self._timing.try_timeout) as conn:

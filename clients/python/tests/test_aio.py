@@ -308,3 +308,53 @@ async def test_pool_statement_timeout_does_not_reach_the_watchdog(dsn, admin, ke
                     0.1, lambda: admin.execute("SELECT fence_break(%s::text)", (key,)))
                 await asyncio.sleep(1.1)
         assert ei.value.how == "broken"
+
+
+async def test_free_key_is_taken_in_one_statement_on_the_pool(dsn, admin, key, monkeypatch):
+    """With fence 1.3 a lease on a free key is one statement on a pooled
+    connection: no connection of its own, no token left on any pooled
+    connection, and one released before it joins the watchdog never makes
+    the watchdog call again."""
+    from pgfence._core import watch
+    app_dsn_, app = app_dsn(dsn)
+    async with AsyncConnectionPool(app_dsn_, min_size=2, max_size=2, kwargs={"autocommit": True}) as pool:
+        await pool.wait()
+        afx = pgfence.AsyncFence(pool)
+        connects = []
+        real_connect = afx._connect
+
+        async def counted():
+            connects.append(1)
+            return await real_connect()
+        monkeypatch.setattr(afx, "_connect", counted)
+        monkeypatch.setattr(watch, "JOIN_AFTER", 0.05)
+        async with afx.lease(key + ":long", ttl=30):
+            assert await eventually(lambda: waits(admin, app) == 1)    # the watchdog joined
+            monkeypatch.setattr(watch, "JOIN_AFTER", 5.0)      # no short lease below does
+            assert connects == [1]
+            calls = afx._dog.leases.calls
+            for i in range(20):
+                async with afx.lease(f"{key}:{i}", ttl=30) as lease:
+                    async with pool.connection() as a, pool.connection() as b:
+                        for conn in (a, b):
+                            cur = await conn.execute("SELECT fence_current_token()")
+                            assert (await cur.fetchone())[0] is None
+                    async with lease.transaction() as conn:
+                        cur = await conn.execute("SELECT fence_current_token()::bigint")
+                        assert (await cur.fetchone())[0] == lease.token
+                assert leases_of(admin, f"{key}:{i}") == []
+            assert connects == [1]
+            assert afx._dog.leases.calls == calls
+
+
+async def test_lease_broken_before_it_joins_the_watchdog_is_lost_at_once(afx, admin, key):
+    """A break in the lease's first moment, before it joins the watchdog,
+    still cancels the task within a second."""
+    start = None
+    with pytest.raises(pgfence.LeaseLostError) as ei:
+        async with afx.lease(key, ttl=30):
+            await asyncio.to_thread(admin.execute, "SELECT fence_break(%s::text)", (key,))
+            start = time.monotonic()
+            await asyncio.sleep(10)
+    assert time.monotonic() - start < 1.0
+    assert ei.value.how == "broken"

@@ -375,3 +375,61 @@ def waits(admin, app):
     return admin.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
                          "AND state = 'active' AND query LIKE '%%fence_wait_leases_end(%%'",
                          (app,)).fetchone()[0]
+
+
+def test_free_key_is_taken_in_one_statement_on_the_pool(dsn, admin, key, monkeypatch):
+    """With fence 1.3 a lease on a free key is one statement on a pooled
+    connection: no connection of its own, no token left on any pooled
+    connection, and a lease released before it joins the watchdog never
+    makes the watchdog call again (so sends no cancel request)."""
+    from pgfence._core import watch
+    app_dsn_, app = app_dsn(dsn)
+    with ConnectionPool(app_dsn_, min_size=2, max_size=2, kwargs={"autocommit": True}) as pool:
+        pool.wait()
+        fx = pgfence.Fence(pool)
+        connects = []
+        real_connect = fx._connect
+        monkeypatch.setattr(fx, "_connect", lambda: connects.append(1) or real_connect())
+        monkeypatch.setattr(watch, "JOIN_AFTER", 0.05)
+        with fx.lease(key + ":long", ttl=30):
+            assert wait_for(lambda: waits(admin, app) == 1)     # the watchdog joined
+            monkeypatch.setattr(watch, "JOIN_AFTER", 5.0)      # no short lease below does
+            assert connects == [1]                             # the watchdog's own, no other
+            calls = fx._dog.leases.calls
+            backends = sorted(r[0] for r in admin.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (app,)))
+            assert len(backends) == 3
+            for i in range(20):
+                with fx.lease(f"{key}:{i}", ttl=30) as lease:
+                    with pool.connection() as a, pool.connection() as b:
+                        for conn in (a, b):
+                            assert conn.execute("SELECT fence_current_token()").fetchone()[0] is None
+                    with lease.transaction() as conn:
+                        assert conn.execute("SELECT fence_current_token()::bigint").fetchone()[0] == lease.token
+                    assert leases_of(admin, lease.key) == [(lease.token, lease.owner)]
+                assert leases_of(admin, f"{key}:{i}") == []
+            assert connects == [1]
+            assert fx._dog.leases.calls == calls
+            assert sorted(r[0] for r in admin.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (app,))) == backends
+
+
+def test_lease_that_waits_takes_its_own_connection(fx, admin, key):
+    """A key held by another: the lease waits on a connection of its own and
+    is granted when the holder lets go; the pool then carries no token."""
+    other = pgfence.Fence(fx.pool)
+    with other.lease(key, ttl=30) as first:
+        got = []
+
+        def second():
+            with fx.lease(key, ttl=30, wait=10) as lease:
+                got.append(lease.token)
+        t = threading.Thread(target=second)
+        t.start()
+        assert wait_for(lambda: admin.execute(
+            "SELECT count(*) FROM fence_lease_waiters_of(%s::text)", (key,)).fetchone()[0] == 1)
+    t.join(10)
+    assert got and got[0] > first.token
+    with fx.pool.connection() as conn:
+        assert conn.execute("SELECT fence_current_token()").fetchone()[0] is None
+    other.close()

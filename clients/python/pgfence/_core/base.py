@@ -5,7 +5,7 @@ from typing import Any, Callable, ClassVar, Dict, Generic, Optional, Tuple, Type
 
 from . import config as cfg
 from .config import Seconds
-from .errors import RELEASED, LeaseLostError, LeaseNotHeldError, classify
+from .errors import RELEASED, LeaseLostError, LeaseNotHeldError, LeaseUnavailableError, classify
 from .state import LeaseState
 
 
@@ -30,7 +30,7 @@ class LeaseBase:
 
     @property
     def expires_at(self) -> Any:
-        """The expiry the server last granted (a datetime, by its lease clock)."""
+        """The expiry the server last granted (an aware datetime in UTC, by its lease clock)."""
         return self._held().expires_at
 
     @property
@@ -79,6 +79,34 @@ class LeaseBase:
             sql = cfg.SQL_PERMIT if self._permits else cfg.SQL_LEASE
         return sql, params
 
+    def _pool_grant_sql(self) -> Tuple[str, Dict[str, Any]]:
+        """The try that takes the lease on a pooled connection, forgotten
+        there at once (fence 1.3), and its parameters."""
+        sql = cfg.SQL_TRY_PERMIT_ON_POOL if self._permits else cfg.SQL_TRY_LEASE_ON_POOL
+        return sql, self._grant_sql()[1]
+
+    def _pool_granted(self, row: Optional[Tuple[Any, ...]], sent: float) -> bool:
+        """What the try on the pool answered: True if granted; False if the
+        key is taken and the lease may wait for it; LeaseUnavailableError if
+        it may not."""
+        if row is not None and row[0] is not None:
+            self._new_state(tuple(row), sent)
+            return True
+        if self._wait == 0:
+            raise LeaseUnavailableError(self.key, self._wait)
+        return False
+
+    @staticmethod
+    def _may_have_granted(e: BaseException) -> bool:
+        """Whether a grant failed with e may still have granted: the
+        connection failed, or the statement was cancelled after the grant."""
+        return getattr(e, "sqlstate", None) in (None, "57014")
+
+    @staticmethod
+    def _release_owned_sql(fence: "FenceBase[Any]") -> str:
+        """What releases this owner's grant of the key whose answer was lost."""
+        return cfg.SQL_RELEASE_OWNED_OF_KEY if fence._forget else cfg.SQL_RELEASE_OWNED
+
     def _new_state(self, row: Tuple[Any, ...], sent: float) -> LeaseState:
         token, expires_at, started = row
         self._state = LeaseState(self.key, token, self.owner, self._timing, sent, expires_at,
@@ -126,8 +154,21 @@ class FenceBase(Generic[L]):
         self._renew_timeout = cfg.seconds(renew_timeout, "renew_timeout") if renew_timeout is not None else None
         # libpq's connect_timeout is whole seconds, at least 1 (0 means none).
         self._connect_timeout = max(int(cfg.seconds(connect_timeout, "connect_timeout") + 0.999), 1)
-        # Whether the server has fence_wait_leases_end (None: not asked yet).
+        # Whether the server has fence_wait_leases_end and fence_forget_token
+        # (None: not asked yet; see _capabilities).
         self._multi: Optional[bool] = None
+        self._forget: Optional[bool] = None
+
+    def _learn(self, row: Optional[Tuple[Any, ...]]) -> None:
+        """What watch.SQL_CAPABILITIES answered.  A test that sets _multi
+        to False plays a 1.2 server, which lacks both."""
+        if self._multi is None:
+            self._multi = bool(row and row[0])
+            self._forget = bool(row and row[1])
+
+    def _grants_on_pool(self) -> bool:
+        """Whether a grant goes through the pool (fence 1.3): known once asked."""
+        return bool(self._multi and self._forget)
 
     def lease(self, key: Union[str, int], ttl: Seconds = 30, wait: Optional[Seconds] = None,
               owner: Optional[str] = None) -> L:

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import logging
 import os
 import random
 import secrets
 import socket
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 logger = logging.getLogger("pgfence")
 
@@ -44,18 +45,27 @@ def wait_seconds(value: Optional[Seconds]) -> Optional[float]:
     return float(value)
 
 
+@functools.lru_cache(maxsize=256)
 def interval(value: float) -> _dt.timedelta:
+    """Seconds as the timedelta psycopg sends as an interval (a worker asks
+    for the same few TTLs over and over)."""
     return _dt.timedelta(seconds=value)
+
+
+_owner_head: Optional[Tuple[int, str]] = None
 
 
 def generated_owner() -> str:
     """A name no other process uses: host, pid and 48 random bits, within 48 bytes."""
-    host = socket.gethostname().split(".")[0] or "host"
-    tail = f":{os.getpid()}:{secrets.token_hex(6)}"
-    head = "pgfence:" + host
-    room = OWNER_MAX_BYTES - len(tail.encode())
-    head = head.encode()[:room].decode("utf-8", "ignore")
-    return head + tail
+    global _owner_head
+    pid = os.getpid()
+    if _owner_head is None or _owner_head[0] != pid:
+        # Once a process (a forked child has a pid of its own).
+        host = socket.gethostname().split(".")[0] or "host"
+        tail = f":{pid}:"
+        room = OWNER_MAX_BYTES - len(tail.encode()) - 12
+        _owner_head = (pid, ("pgfence:" + host).encode()[:room].decode("utf-8", "ignore") + tail)
+    return _owner_head[1] + secrets.token_hex(6)
 
 
 def check_owner(owner: str) -> str:
@@ -87,7 +97,9 @@ class Timing:
     retry_every: float
 
     @classmethod
+    @functools.lru_cache(maxsize=256)
     def for_ttl(cls, ttl: float, renew_timeout: Optional[float] = None) -> "Timing":
+        """The timing of a TTL (made once for each TTL a process uses)."""
         every = ttl / 3.0
         timeout = renew_timeout if renew_timeout is not None else max(every, 0.05)
         return cls(ttl=ttl, renew_every=every, try_timeout=timeout,
@@ -104,8 +116,13 @@ class Timing:
 # The SQL.  Keys travel as text and tokens as bigint (fence_token has an
 # implicit cast from int8, and ::bigint reads one back as an int).  A grant
 # also returns its expiry by the lease clock and the server's start time (a
-# restart ends every lease: the watchdog compares it after a reconnect).
-_GRANTED = "SELECT t::bigint, fence_now() + %(ttl)s::interval, pg_postmaster_start_time() FROM "
+# restart ends every lease: the watchdog compares it after a reconnect),
+# both as seconds since the epoch: a float is read far faster than a
+# timestamptz, whose time zone psycopg looks up for every value, and every
+# grant pays for it.  lease.expires_at makes the datetime when asked.
+EXPIRY = "extract(epoch FROM fence_now() + %(ttl)s::interval)::float8"
+STARTED = "extract(epoch FROM pg_postmaster_start_time())::float8"
+_GRANTED = f"SELECT t::bigint, {EXPIRY}, {STARTED} FROM "
 SQL_TRY_LEASE = _GRANTED + "fence_try_lease(%(key)s::text, %(ttl)s::interval, owner => %(owner)s::text) AS t"
 SQL_LEASE = (_GRANTED + "fence_lease(%(key)s::text, %(ttl)s::interval, %(timeout)s::interval, "
              "owner => %(owner)s::text) AS t")
@@ -113,14 +130,24 @@ SQL_TRY_PERMIT = (_GRANTED + "fence_try_permit(%(key)s::text, %(permits)s::int4,
                   "owner => %(owner)s::text) AS t")
 SQL_PERMIT = (_GRANTED + "fence_permit(%(key)s::text, %(permits)s::int4, %(ttl)s::interval, "
               "%(timeout)s::interval, owner => %(owner)s::text) AS t")
-SQL_RENEW = ("SELECT fence_renew(%(key)s::text, %(token)s::bigint, %(ttl)s::interval), "
-             "fence_now() + %(ttl)s::interval")
+# The same tries wrapped in fence_forget_token (fence 1.3), for a grant on a
+# pooled connection: the connection that took the lease does not keep its
+# token in effect for the pool's next borrower.
+_FORGOTTEN = _GRANTED + "fence_forget_token(%(key)s::text, {}) AS t"
+SQL_TRY_LEASE_ON_POOL = _FORGOTTEN.format(
+    "fence_try_lease(%(key)s::text, %(ttl)s::interval, owner => %(owner)s::text)")
+SQL_TRY_PERMIT_ON_POOL = _FORGOTTEN.format(
+    "fence_try_permit(%(key)s::text, %(permits)s::int4, %(ttl)s::interval, owner => %(owner)s::text)")
+SQL_RENEW = f"SELECT fence_renew(%(key)s::text, %(token)s::bigint, %(ttl)s::interval), {EXPIRY}"
 SQL_RELEASE = "SELECT fence_release(%(key)s::text, %(token)s::bigint)"
-SQL_STATUS = "SELECT fence_lease_status(%(key)s::text, %(token)s::bigint), pg_postmaster_start_time()"
+SQL_STATUS = f"SELECT fence_lease_status(%(key)s::text, %(token)s::bigint), {STARTED}"
 SQL_WAIT_END = "SELECT fence_wait_lease_end(%(key)s::text, %(token)s::bigint, %(timeout)s::interval)"
 SQL_USE_TOKEN = "SELECT fence_use_token(%(token)s::bigint, %(key)s::text)"
 # What this owner holds of the key after a grant whose answer never came
-# back (the wait was interrupted): released by its token.
+# back (the wait was interrupted): released by its token.  With fence 1.3,
+# read from the key's own place in the lease table, not the whole table.
+SQL_RELEASE_OWNED_OF_KEY = ("SELECT fence_release(l.key, l.token) FROM fence_leases_of(%(key)s::text) l "
+                            "WHERE l.owner = %(owner)s::text")
 SQL_RELEASE_OWNED = ("SELECT fence_release(l.key, l.token) FROM fence_leases l "
                      "WHERE l.database = current_database() AND l.key = %(key)s::text "
                      "AND l.owner = %(owner)s::text")

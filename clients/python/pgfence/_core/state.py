@@ -9,6 +9,7 @@ nothing makes the lease held again.
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
@@ -27,13 +28,13 @@ def how_from_server(status: Optional[str]) -> str:
 
 class LeaseState:
     def __init__(self, key: str, token: int, owner: str, timing: Timing, sent_at: float,
-                 expires_at: Optional[_dt.datetime], server_started: Any, permits: Optional[int]):
+                 expires_at: Optional[float], server_started: Any, permits: Optional[int]):
         self.key = key
         self.token = token
         self.owner = owner
         self.timing = timing
         self.permits = permits
-        self.expires_at = expires_at
+        self.expires_epoch = expires_at
         self.server_started = server_started
         self.deadline = sent_at + timing.ttl
         self.suspended = False
@@ -43,8 +44,9 @@ class LeaseState:
         self.released_ok = False
         self._lock = threading.Lock()
         self._callbacks: List[Callable[[LeaseLostError], Any]] = []
-        logger.info("acquired lease %r, token %d, ttl %gs, owner %s", key, token, timing.ttl, owner,
-                    extra=self._extra("acquired"))
+        if logger.isEnabledFor(logging.INFO):
+            logger.info("acquired lease %r, token %d, ttl %gs, owner %s", key, token, timing.ttl, owner,
+                        extra=self._extra("acquired"))
 
     def _extra(self, event: str, **more: Any) -> Dict[str, Any]:
         d = {"pgfence_event": event, "pgfence_key": self.key, "pgfence_token": self.token}
@@ -59,12 +61,18 @@ class LeaseState:
         """Seconds left before the local deadline."""
         return self.deadline - (time.monotonic() if now is None else now)
 
-    def renewed(self, sent_at: float, expires_at: Optional[_dt.datetime]) -> None:
+    @property
+    def expires_at(self) -> Optional[_dt.datetime]:
+        """The expiry the server last granted, by its lease clock (UTC)."""
+        epoch = self.expires_epoch
+        return None if epoch is None else _dt.datetime.fromtimestamp(epoch, _dt.timezone.utc)
+
+    def renewed(self, sent_at: float, expires_at: Optional[float]) -> None:
         with self._lock:
             if self.how is not None:
                 return
             self.deadline = max(self.deadline, sent_at + self.timing.ttl)
-            self.expires_at = expires_at
+            self.expires_epoch = expires_at
             was = self.suspended
             self.suspended = False
         if was:
@@ -114,6 +122,8 @@ class LeaseState:
             if self.how is None:
                 self.how = RELEASED
             self._callbacks = []
+        if not logger.isEnabledFor(logging.INFO):
+            return
         if self.released_ok:
             logger.info("released lease %r (token %d)", self.key, self.token,
                         extra=self._extra("released"))

@@ -2,8 +2,8 @@
 
 A Fence keeps one watchdog connection for all its leases when the server
 has fence_wait_leases_end (fence 1.3): it sleeps in one call on the whole
-set and is told the moment any lease of it ends.  A lease taken joins the
-set; the call running then does not watch it yet, so the watchdog cancels
+set and is told the moment any lease of it ends.  A lease joins the set
+JOIN_AFTER after its grant; the call running then does not watch it yet, so the watchdog cancels
 that call (a cancel request, as psycopg's ``conn.cancel()`` sends) and
 calls again with the new set: the new lease is watched within a round trip,
 not after a poll interval.  A lease that leaves the set needs no cancel:
@@ -16,11 +16,18 @@ from __future__ import annotations
 import threading
 from typing import Any, Dict, Hashable, List, Optional, Tuple
 
-# Whether the server has fence_wait_leases_end, and the statement itself.
-SQL_HAS_WAIT_LEASES_END = ("SELECT to_regproc('fence_wait_leases_end') IS NOT NULL")
+from .config import STARTED
+
+# What the server has of fence 1.3: fence_wait_leases_end (one watchdog
+# for all leases) and fence_forget_token (grants on the pool).
+# (to_regproc is NULL for a name with more than one function, as
+# fence_forget_token has: one for text keys, one for bigint keys.)
+SQL_CAPABILITIES = ("SELECT to_regproc('fence_wait_leases_end') IS NOT NULL, "
+                    "EXISTS (SELECT FROM pg_catalog.pg_proc WHERE proname = 'fence_forget_token' "
+                    "AND pg_catalog.pg_function_is_visible(oid))")
 SQL_WAIT_LEASES_END = ("SELECT key, token::bigint, status FROM fence_wait_leases_end("
                        "%(keys)s::text[], %(tokens)s::bigint[], %(timeout)s::interval)")
-SQL_SERVER_STARTED = "SELECT pg_postmaster_start_time()"
+SQL_SERVER_STARTED = f"SELECT {STARTED}"
 
 # What a watchdog connection must not inherit from the pool's settings: a
 # statement_timeout would cut every wait short (and the watchdog would
@@ -31,6 +38,14 @@ SQL_SERVER_STARTED = "SELECT pg_postmaster_start_time()"
 SQL_OWN_SETTINGS = "SELECT " + ", ".join(
     f"CASE WHEN current_setting('{name}') <> '0' THEN set_config('{name}', '0', false) END"
     for name in ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"))
+
+# A lease joins the watchdog's set once it has been held this long
+# (seconds).  Each join stops the running call with a cancel request (a
+# connection to the server of its own) and calls again; most leases of a
+# busy worker are released sooner, and never cost the watchdog anything.
+# A lease lost in that first moment is still told: the call that watches it
+# returns at once, as the lease is no longer held.
+JOIN_AFTER = 0.1
 
 # fence_wait_leases_end watches at most this many leases in one call.
 MAX_WATCHED = 10000
