@@ -209,7 +209,7 @@ func (f *Fence) Acquire(ctx context.Context, key string, opts Options) (*Lease, 
 		return nil, fmt.Errorf("pgfence: owner must be at most %d bytes", maxOwnerBytes)
 	}
 	if f.connect == nil {
-		return nil, errors.New("pgfence: no way to open a lease's own connection: give New WithConnector or WithConnConfig")
+		return nil, errors.New("pgfence: no way to open a connection outside the pool: give New WithConnector or WithConnConfig")
 	}
 	l := newLease(f, key, owner, ttl, opts.Wait)
 	if err := l.acquire(ctx); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -486,15 +487,22 @@ func TestServerRestart(t *testing.T) {
 
 // A waiter (WaitForever) is granted the lease when its holder releases it,
 // and keeps it: the grant came after a wait longer than a third of its
-// TTL, so it is renewed at once, and then as usual.
+// TTL, so it is renewed at once, and then as usual.  Its try on the pool
+// found the key held, so it waited in fence_lease (queued on the server).
 func TestWaiterGetsReleasedLease(t *testing.T) {
-	_, key, fx := setup(t, 4)
+	pool, key, fx := setup(t, 4)
 	a, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
 		time.Sleep(500 * time.Millisecond)
+		var waiters int
+		if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM fence_lease_waiters WHERE key = $1", key).Scan(&waiters); err != nil {
+			t.Error(err)
+		} else if waiters != 1 {
+			t.Errorf("%d waiters queued for the key, want 1", waiters)
+		}
 		if err := a.Release(context.Background()); err != nil {
 			t.Error(err)
 		}
@@ -914,4 +922,60 @@ func TestInterruptedPoolGrantReleased(t *testing.T) {
 	if *last != first+2 {
 		t.Errorf("token %d after %d: the interrupted grant was not made, nothing was tested", *last, first)
 	}
+}
+
+// Twenty leases that join the watchdog at about the same time, while it
+// sleeps on another, share its cancel requests: one at a time is in
+// flight, and the call made next watches them all.
+func TestJoinsShareCancelRequests(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	pool, app := appPool(t, 4)
+	fx := pgfence.New(pool)
+	first, err := fx.Acquire(context.Background(), key+":first", pgfence.Options{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = first.Release(context.Background()) }()
+	eventually(t, "the watchdog waits", func() bool { return count(t, admin, waitsOf, app) == 1 })
+	_, cancels := pgfence.WatchdogCounts(fx)
+	leases := make([]*pgfence.Lease, 20)
+	var wg sync.WaitGroup
+	for i := range leases {
+		i := i
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := fx.Acquire(context.Background(), fmt.Sprintf("%s:%d", key, i), pgfence.Options{TTL: 30 * time.Second})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			leases[i] = l
+		}()
+	}
+	wg.Wait()
+	defer func() {
+		for _, l := range leases {
+			if l != nil {
+				_ = l.Release(context.Background())
+			}
+		}
+	}()
+	if t.Failed() {
+		return
+	}
+	time.Sleep(500 * time.Millisecond) // all joined, the cancel requests done
+	_, after := pgfence.WatchdogCounts(fx)
+	t.Logf("20 leases joining: %d cancel requests", after-cancels)
+	if after-cancels > 5 {
+		t.Errorf("20 leases joining made %d cancel requests", after-cancels)
+	}
+	broke := time.Now()
+	exec1(t, admin, "SELECT fence_break($1)", leases[7].Key())
+	select {
+	case <-leases[7].Done():
+	case <-time.After(time.Second):
+		t.Fatal("a lease that joined with the others was not lost within a second of fence_break")
+	}
+	t.Logf("lost %s after the break", time.Since(broke).Round(time.Millisecond))
 }

@@ -16,7 +16,7 @@ const (
 	sqlLease = "SELECT fence_lease($1::text, $2::text::interval, $3::text::interval, owner => $4::text)::bigint, " +
 		"pg_postmaster_start_time()"
 	sqlNoLockTimeout = "SET lock_timeout = 0"
-	// A lease's own connection is made with the pool's configuration, but
+	// A connection outside the pool is made with the pool's configuration, but
 	// none of its timeouts may cut the watchdog's wait short (a
 	// statement_timeout would make it reconnect in a loop).  Each is set
 	// only where it is not 0 already: a session setting made through a
