@@ -639,17 +639,25 @@ func TestTwentyLeasesOneWatchdog(t *testing.T) {
 	eventually(t, "the wait goes on with the others", func() bool { return count(t, admin, waitsOf, app) == 1 })
 }
 
+// watchedLease: a lease of fx on key, held until the test ends, that the
+// watchdog sleeps on (the one wait of the backends of app).
+func watchedLease(t *testing.T, fx *pgfence.Fence, admin *pgxpool.Pool, app, key string) *pgfence.Lease {
+	t.Helper()
+	l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
+	eventually(t, "the watchdog waits", func() bool { return count(t, admin, waitsOf, app) == 1 })
+	return l
+}
+
 // A lease taken while the watchdog sleeps on another is watched at once.
 func TestNewLeaseWatchedAtOnce(t *testing.T) {
 	admin, key, _ := setup(t, 2)
 	pool, app := appPool(t, 2)
 	fx := pgfence.New(pool)
-	first, err := fx.Acquire(context.Background(), key+":first", pgfence.Options{TTL: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = first.Release(context.Background()) }()
-	eventually(t, "the watchdog waits", func() bool { return count(t, admin, waitsOf, app) == 1 })
+	watchedLease(t, fx, admin, app, key+":first")
 	l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -795,19 +803,12 @@ func TestGrantOnPoolOpensNoConnection(t *testing.T) {
 // when it joins returns at once.  With the watchdog idle (the lease starts
 // it), then asleep on another lease (the lease makes it call again).
 func TestEarlyBreakStillLost(t *testing.T) {
-	admin, key, fx := setup(t, 2)
+	admin, key, _ := setup(t, 2)
+	pool, app := appPool(t, 2)
+	fx := pgfence.New(pool)
 	for _, other := range []bool{false, true} {
 		if other {
-			held, err := fx.Acquire(context.Background(), key+":other", pgfence.Options{TTL: 30 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = held.Release(context.Background()) }()
-			eventually(t, "the watchdog waits", func() bool {
-				calls, _ := pgfence.WatchdogCounts(fx)
-				return calls > 0 && count(t, admin, "SELECT count(*) FROM pg_stat_activity "+
-					"WHERE state = 'active' AND query LIKE '%fence\\_wait\\_leases\\_end(%'") == 1
-			})
+			watchedLease(t, fx, admin, app, key+":other")
 		}
 		l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
 		if err != nil {
@@ -835,12 +836,7 @@ func TestEarlyBreakStillLost(t *testing.T) {
 func TestShortLeasesLeaveWatchdogAlone(t *testing.T) {
 	admin, key, _ := setup(t, 2)
 	_, app, fx, pooled, own := counted(t, 2)
-	held, err := fx.Acquire(context.Background(), key+":held", pgfence.Options{TTL: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = held.Release(context.Background()) }()
-	eventually(t, "the watchdog waits", func() bool { return count(t, admin, waitsOf, app) == 1 })
+	watchedLease(t, fx, admin, app, key+":held")
 	var started time.Time
 	watchdogCall := "SELECT query_start FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' " +
 		"AND query LIKE '%fence\\_wait\\_leases\\_end(%'"
@@ -931,12 +927,7 @@ func TestJoinsShareCancelRequests(t *testing.T) {
 	admin, key, _ := setup(t, 2)
 	pool, app := appPool(t, 4)
 	fx := pgfence.New(pool)
-	first, err := fx.Acquire(context.Background(), key+":first", pgfence.Options{TTL: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = first.Release(context.Background()) }()
-	eventually(t, "the watchdog waits", func() bool { return count(t, admin, waitsOf, app) == 1 })
+	watchedLease(t, fx, admin, app, key+":first")
 	_, cancels := pgfence.WatchdogCounts(fx)
 	leases := make([]*pgfence.Lease, 20)
 	var wg sync.WaitGroup
