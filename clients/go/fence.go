@@ -5,11 +5,13 @@
 // it.
 //
 // Each lease is detached (owned by a name made for it, not by a
-// connection), so that any pooled connection may renew and release it; a
-// connection of its own, outside the pool, takes it.  One watchdog
-// connection of the Fence then sleeps in fence_wait_leases_end on all its
-// leases (with fence 1.2, each lease keeps its own connection and sleeps in
-// fence_wait_lease_end on it).
+// connection), so that any pooled connection may renew and release it.
+// With fence 1.3 a free key is taken in one statement on a pooled
+// connection, which forgets the token at once (fence_forget_token); only a
+// wait for a held key opens a connection of the lease's own.  One watchdog
+// connection of the Fence sleeps in fence_wait_leases_end on all its leases
+// held for more than 100 ms.  With fence 1.2 a connection of the lease's
+// own takes it, and then sleeps in fence_wait_lease_end on it.
 package pgfence
 
 import (
@@ -28,16 +30,17 @@ import (
 )
 
 // Pool is what pgfence needs from a connection pool: *pgxpool.Pool and
-// *pgx.Conn have both methods.  Renewals, releases and Lease.Tx go through
-// it; the lease's own connection does not.
+// *pgx.Conn have both methods.  Grants of free keys (fence 1.3), renewals,
+// releases and Lease.Tx go through it; a wait for a held key does not.
 type Pool interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 	QueryRow(ctx context.Context, sql string, args ...interface{}) pgx.Row
 }
 
-// Connector opens the connection a lease keeps for itself (its grant and its
-// watchdog).  It must not come from the pool: it sleeps in
-// fence_wait_lease_end for as long as the lease is held.
+// Connector opens the connections pgfence keeps outside the pool: the
+// Fence's watchdog, a lease's own while it waits for a held key, and with
+// fence 1.2 each lease's.  It must not come from the pool: a watchdog sleeps
+// in fence_wait_leases_end (fence_wait_lease_end) while leases are held.
 type Connector func(ctx context.Context) (*pgx.Conn, error)
 
 // Fence hands out leases on one database.
@@ -48,20 +51,42 @@ type Fence struct {
 	logf         func(format string, args ...interface{})
 
 	dogMu sync.Mutex
-	multi int       // whether the server has fence_wait_leases_end: 0 not asked, 1 yes, 2 no
-	dog   *watchdog // the watchdog of all the leases, then
+	caps  serverCaps // what the server has, once asked
+	dog   *watchdog  // the watchdog of all the leases, when it has fence_wait_leases_end
+}
+
+// serverCaps: what the server has of fence 1.3, asked once per Fence.
+type serverCaps struct {
+	asked  bool
+	multi  bool // fence_wait_leases_end: one watchdog for all the leases
+	forget bool // fence_forget_token: a grant on a pooled connection
+}
+
+// capabilities asks the server, through the pool, the first time.
+func (f *Fence) capabilities(ctx context.Context) (serverCaps, error) {
+	f.dogMu.Lock()
+	defer f.dogMu.Unlock()
+	if !f.caps.asked {
+		var multi, forget bool
+		if err := f.pool.QueryRow(ctx, sqlCapabilities).Scan(&multi, &forget); err != nil {
+			return serverCaps{}, err // asked again with the next lease
+		}
+		f.caps = serverCaps{asked: true, multi: multi, forget: forget}
+	}
+	return f.caps, nil
 }
 
 // Option configures a Fence.
 type Option func(*Fence)
 
-// WithConnector sets how each lease's own connection is opened.  The
+// WithConnector sets how the connections outside the pool are opened (the
+// watchdog's, a waiting lease's; see Connector).  The
 // default opens one with the pool's configuration (pool.Config()), which
 // *pgxpool.Pool and *pgx.Conn have; give one for another Pool, or to send
 // the watchdog past a transaction pooler, straight to the server.
 func WithConnector(c Connector) Option { return func(f *Fence) { f.connect = c } }
 
-// WithConnConfig opens each lease's own connection with cfg.
+// WithConnConfig opens the connections outside the pool with cfg.
 func WithConnConfig(cfg *pgx.ConnConfig) Option {
 	return WithConnector(func(ctx context.Context) (*pgx.Conn, error) {
 		return pgx.ConnectConfig(ctx, cfg.Copy())
@@ -96,7 +121,7 @@ func New(pool Pool, opts ...Option) *Fence {
 	return f
 }
 
-// connectOwn opens a connection of a lease's own (f.connect), without the
+// connectOwn opens a connection outside the pool (f.connect), without the
 // pool's timeouts.
 func (f *Fence) connectOwn(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := f.connect(ctx)
@@ -184,7 +209,7 @@ func (f *Fence) Acquire(ctx context.Context, key string, opts Options) (*Lease, 
 		return nil, fmt.Errorf("pgfence: owner must be at most %d bytes", maxOwnerBytes)
 	}
 	if f.connect == nil {
-		return nil, errors.New("pgfence: no way to open a lease's own connection: give New WithConnector or WithConnConfig")
+		return nil, errors.New("pgfence: no way to open a connection outside the pool: give New WithConnector or WithConnConfig")
 	}
 	l := newLease(f, key, owner, ttl, opts.Wait)
 	if err := l.acquire(ctx); err != nil {

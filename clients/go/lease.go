@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"math/rand"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v4"
+	"github.com/jackc/pgx/v4/pgxpool"
 )
 
 // Lease is a held lease.  Its methods are safe for concurrent use.
@@ -24,7 +26,7 @@ type Lease struct {
 
 	token       int64
 	serverStart time.Time
-	own         *pgx.Conn // the lease's own connection, the watchdog's once started
+	own         *pgx.Conn // the lease's own connection, if it has one; its watchdog's once started
 	dog         *watchdog // the fence's watchdog, when it watches this lease
 
 	ctx       context.Context    // Context(): ends with the lease
@@ -42,6 +44,8 @@ type Lease struct {
 	hooks     map[int]func(error)
 	nextHook  int
 	done      chan struct{}
+	joinTimer *time.Timer // adds the lease to the watchdog (watchdogJoinAfter)
+	leaving   bool        // the release has begun: it must not join
 }
 
 func newLease(f *Fence, key, owner string, ttl, wait time.Duration) *Lease {
@@ -226,6 +230,12 @@ func (l *Lease) releaseWith(ctx context.Context) {
 		l.stop()
 		l.wg.Wait()
 		if l.dog != nil {
+			l.mu.Lock()
+			l.leaving = true
+			if l.joinTimer != nil {
+				l.joinTimer.Stop()
+			}
+			l.mu.Unlock()
 			l.dog.remove(l) // its release ends the running wait
 		}
 		if l.own != nil { // not started: closed here
@@ -365,14 +375,143 @@ func (l *Lease) suspend(err error) {
 		l.key, err, time.Until(l.deadline).Round(time.Millisecond))
 }
 
-// acquire takes the lease on a connection of its own.
+// watchdogJoinAfter: a lease joins its Fence's watchdog only once it has
+// been held this long.  Most leases are over sooner, and one that joined
+// would make the watchdog cancel its running call (a cancel request: a
+// connection to the postmaster) and call again, which costs more than such
+// a job.  A loss within this time is still reported, when the lease joins:
+// the call made then returns at once, as the lease is no longer held.
+// Renewals stay the fallback, as always.
+const watchdogJoinAfter = 100 * time.Millisecond
+
+// rowQuerier: a pool, a pooled connection, or a connection of its own.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...interface{}) pgx.Row
+}
+
+// acquire takes the lease: with fence 1.3 a free key in one statement on a
+// pooled connection, and only a wait for a held key on a connection of the
+// lease's own; with fence 1.2 always on a connection of its own.
 func (l *Lease) acquire(ctx context.Context) error {
+	caps, err := l.f.capabilities(ctx)
+	if err != nil {
+		return Classify(err)
+	}
+	var q rowQuerier = l.f.pool
+	sent := time.Now()
+	granted := false
+	if caps.forget {
+		if granted, err = l.grantPooled(ctx); err != nil {
+			return err
+		}
+		if !granted && l.wait == 0 {
+			return &LeaseUnavailableError{Key: l.key, Wait: l.wait}
+		}
+	}
+	if !granted {
+		sent = time.Now()
+		if err := l.grantOwn(ctx); err != nil {
+			return err
+		}
+		q = l.own
+	}
+	l.deadline = sent.Add(l.ttl)
+	l.stopCtx, l.stop = context.WithCancel(context.Background())
+	var end func(error)
+	l.ctx, end = withLeaseEnd(context.Background())
+	l.onEnd(end)
+	if time.Since(sent) > l.renewEvery {
+		// The grant came after a wait (for the key, or for a pooled
+		// connection), when is unknown: renew now, to know a deadline that
+		// cannot be late.
+		sent = time.Now()
+		var ok bool
+		if err := q.QueryRow(ctx, sqlRenew, l.key, l.token, interval(l.ttl)).Scan(&ok); err != nil || !ok {
+			l.release()
+			if err == nil {
+				return &LeaseLostError{Key: l.key, Token: l.token, How: Expired}
+			}
+			return Classify(err)
+		}
+		l.renewed(sent)
+	}
+	if caps.multi {
+		// The fence's watchdog watches it: its own connection is done.
+		if l.own != nil {
+			_ = l.own.Close(context.Background())
+			l.own = nil
+		}
+		l.dog = l.f.watchdogFor()
+	}
+	return nil
+}
+
+// grantPooled tries the key once on a pooled connection (fence 1.3), which
+// forgets the token in the same statement.  A grant whose answer never came
+// back may still have been made: what this owner holds of the key is then
+// released, on that connection if it is still usable, so that it forgets
+// the token too should the statement have stopped between the two.
+func (l *Lease) grantPooled(ctx context.Context) (bool, error) {
+	var token *int64
+	err := l.f.onPooled(ctx, func(conn rowQuerier) error {
+		q := conn
+		if q == nil {
+			q = l.f.pool
+		}
+		err := q.QueryRow(ctx, sqlPooledTryLease, l.key, interval(l.ttl), l.owner).Scan(&token, &l.serverStart)
+		if err != nil && mayHaveGranted(ctx, err) {
+			l.releaseOwned(conn)
+		}
+		return err
+	})
+	if err != nil {
+		return false, Classify(err)
+	}
+	if token == nil {
+		return false, nil
+	}
+	l.token = *token
+	return true, nil
+}
+
+// onPooled runs fn on one pooled connection: one acquired from a pgxpool,
+// so that a clean-up after an error reaches the same session; with another
+// Pool, nil, and the clean-up goes through the pool.
+func (f *Fence) onPooled(ctx context.Context, fn func(conn rowQuerier) error) error {
+	p, ok := f.pool.(interface {
+		Acquire(ctx context.Context) (*pgxpool.Conn, error)
+	})
+	if !ok {
+		return fn(nil)
+	}
+	conn, err := p.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	return fn(conn)
+}
+
+// mayHaveGranted: after a grant statement's error, may the lease have been
+// granted all the same?  Yes when the answer did not come back (the
+// connection, the context) or the server interrupted the statement (class
+// 57: a cancel, a shutdown); no when the server refused it.
+func mayHaveGranted(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	state := sqlState(err)
+	return state == "" || strings.HasPrefix(state, "57")
+}
+
+// grantOwn takes the lease on a connection of its own: fence_try_lease
+// with fence 1.2 and Wait 0, else a wait in fence_lease.
+func (l *Lease) grantOwn(ctx context.Context) error {
 	own, err := l.f.connectOwn(ctx)
 	if err != nil {
 		return err
 	}
 	var token *int64
-	sent := time.Now()
 	if l.wait == 0 {
 		err = own.QueryRow(ctx, sqlTryLease, l.key, interval(l.ttl), l.owner).Scan(&token, &l.serverStart)
 	} else {
@@ -393,7 +532,7 @@ func (l *Lease) acquire(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			// Interrupted while waiting: a grant may have come just then.
-			l.releaseOwned()
+			l.releaseOwned(nil)
 		}
 		return Classify(err)
 	}
@@ -403,40 +542,24 @@ func (l *Lease) acquire(ctx context.Context) error {
 	}
 	l.token = *token
 	l.own = own
-	l.deadline = sent.Add(l.ttl)
-	l.stopCtx, l.stop = context.WithCancel(context.Background())
-	var end func(error)
-	l.ctx, end = withLeaseEnd(context.Background())
-	l.onEnd(end)
-	if time.Since(sent) > l.renewEvery {
-		// The grant came after a wait, when is unknown: renew now, to know
-		// a deadline that cannot be late.
-		sent = time.Now()
-		var ok bool
-		if err := own.QueryRow(ctx, sqlRenew, l.key, l.token, interval(l.ttl)).Scan(&ok); err != nil || !ok {
-			l.release()
-			if err == nil {
-				return &LeaseLostError{Key: l.key, Token: l.token, How: Expired}
-			}
-			return Classify(err)
-		}
-		l.renewed(sent)
-	}
-	if dog := l.f.watchdogFor(ctx, own); dog != nil {
-		// The fence's watchdog watches it: its own connection is done.
-		_ = own.Close(context.Background())
-		l.own = nil
-		l.dog = dog
-	}
 	return nil
 }
 
-func (l *Lease) releaseOwned() {
+// releaseOwned releases what this owner holds of the key: on conn first,
+// if not nil, and through the pool if that fails.
+func (l *Lease) releaseOwned(conn rowQuerier) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var n int64
-	if err := l.f.pool.QueryRow(ctx, sqlReleaseOwned, l.key, l.owner).Scan(&n); err != nil {
-		l.f.logf("pgfence: could not check lease %q after an interrupted wait: %v", l.key, err)
+	err := errors.New("no connection")
+	if conn != nil {
+		err = conn.QueryRow(ctx, sqlReleaseOwned, l.key, l.owner).Scan(&n)
+	}
+	if err != nil {
+		err = l.f.pool.QueryRow(ctx, sqlReleaseOwned, l.key, l.owner).Scan(&n)
+	}
+	if err != nil {
+		l.f.logf("pgfence: could not check lease %q after an interrupted grant: %v", l.key, err)
 	}
 }
 
@@ -444,12 +567,26 @@ func (l *Lease) start() {
 	if l.dog != nil {
 		l.wg.Add(1)
 		go l.renewLoop()
-		l.dog.add(l)
+		l.mu.Lock()
+		l.joinTimer = time.AfterFunc(watchdogJoinAfter, l.join)
+		l.mu.Unlock()
 		return
 	}
 	l.wg.Add(2)
 	go l.renewLoop()
 	go l.watch()
+}
+
+// join adds the lease to the fence's watchdog, unless its release has
+// begun (or it has ended): the check and the addition are one step under
+// l.mu, which the release takes before it removes the lease from the set.
+func (l *Lease) join() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.leaving || l.end != nil {
+		return
+	}
+	l.dog.add(l)
 }
 
 // statusHow asks the server how the lease ended: a server that restarted

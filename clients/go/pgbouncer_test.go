@@ -21,10 +21,10 @@ import (
 // the TAP test counts as a failure.
 var bouncerDSN = os.Getenv("PGFENCE_TEST_PGBOUNCER_DSN")
 
-// A lease through PgBouncer in transaction mode: renewals, Tx and the
-// release go through it, where every pooled connection shares one server
-// connection; the lease's own connection (its grant and its watchdog) goes
-// straight to the server.  Each way of keeping pgx v4 off named prepared
+// A lease through PgBouncer in transaction mode: the grant (fence 1.3),
+// renewals, Tx and the release go through it, where every pooled
+// connection shares one server connection; the watchdog goes straight to
+// the server.  Each way of keeping pgx v4 off named prepared
 // statements is tried: PgBouncer 1.18 keeps none.
 func TestLeaseThroughTransactionPooling(t *testing.T) {
 	if dsn == "" || bouncerDSN == "" {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -485,15 +487,22 @@ func TestServerRestart(t *testing.T) {
 
 // A waiter (WaitForever) is granted the lease when its holder releases it,
 // and keeps it: the grant came after a wait longer than a third of its
-// TTL, so it is renewed at once, and then as usual.
+// TTL, so it is renewed at once, and then as usual.  Its try on the pool
+// found the key held, so it waited in fence_lease (queued on the server).
 func TestWaiterGetsReleasedLease(t *testing.T) {
-	_, key, fx := setup(t, 4)
+	pool, key, fx := setup(t, 4)
 	a, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
 		time.Sleep(500 * time.Millisecond)
+		var waiters int
+		if err := pool.QueryRow(context.Background(), "SELECT count(*) FROM fence_lease_waiters WHERE key = $1", key).Scan(&waiters); err != nil {
+			t.Error(err)
+		} else if waiters != 1 {
+			t.Errorf("%d waiters queued for the key, want 1", waiters)
+		}
 		if err := a.Release(context.Background()); err != nil {
 			t.Error(err)
 		}
@@ -630,17 +639,25 @@ func TestTwentyLeasesOneWatchdog(t *testing.T) {
 	eventually(t, "the wait goes on with the others", func() bool { return count(t, admin, waitsOf, app) == 1 })
 }
 
+// watchedLease: a lease of fx on key, held until the test ends, that the
+// watchdog sleeps on (the one wait of the backends of app).
+func watchedLease(t *testing.T, fx *pgfence.Fence, admin *pgxpool.Pool, app, key string) *pgfence.Lease {
+	t.Helper()
+	l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Release(context.Background()) })
+	eventually(t, "the watchdog waits", func() bool { return count(t, admin, waitsOf, app) == 1 })
+	return l
+}
+
 // A lease taken while the watchdog sleeps on another is watched at once.
 func TestNewLeaseWatchedAtOnce(t *testing.T) {
 	admin, key, _ := setup(t, 2)
 	pool, app := appPool(t, 2)
 	fx := pgfence.New(pool)
-	first, err := fx.Acquire(context.Background(), key+":first", pgfence.Options{TTL: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = first.Release(context.Background()) }()
-	eventually(t, "the watchdog waits", func() bool { return count(t, admin, waitsOf, app) == 1 })
+	watchedLease(t, fx, admin, app, key+":first")
 	l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -683,4 +700,273 @@ func TestPerLeaseWatchdog(t *testing.T) {
 		t.Errorf("the other lease: %v", a.Err())
 	}
 	wantLost(t, "Release", b.Release(context.Background()), pgfence.Broken)
+}
+
+// counted: a pool of n connections, all open, with an application_name of
+// the test's own, and a Fence on it whose connections outside the pool are
+// counted too.  Returns how many of each were opened so far.
+func counted(t *testing.T, n int32) (pool *pgxpool.Pool, app string, fx *pgfence.Fence, pooled, own func() int64) {
+	t.Helper()
+	if dsn == "" {
+		t.Skip("PGFENCE_TEST_DSN is not set")
+	}
+	app = "pgfence-test-" + name(t)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = n
+	cfg.ConnConfig.RuntimeParams["application_name"] = app
+	var p, o atomic.Int64
+	cfg.AfterConnect = func(context.Context, *pgx.Conn) error { p.Add(1); return nil }
+	if pool, err = pgxpool.ConnectConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	var conns []*pgxpool.Conn
+	for i := int32(0); i < n; i++ {
+		c, err := pool.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	direct := pool.Config().ConnConfig
+	fx = pgfence.New(pool, pgfence.WithConnector(func(ctx context.Context) (*pgx.Conn, error) {
+		o.Add(1)
+		return pgx.ConnectConfig(ctx, direct)
+	}))
+	return pool, app, fx, p.Load, o.Load
+}
+
+// A lease on a free key is taken in one statement on a pooled connection,
+// with or without a Wait: no connection is opened for it, and while it is
+// held no connection of the pool carries its token, the one that granted
+// it included (it forgot the token in the same statement).
+func TestGrantOnPoolOpensNoConnection(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	pool, app, fx, pooled, own := counted(t, 3)
+	backends := "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1"
+	if n := count(t, admin, backends, app); n != 3 {
+		t.Fatalf("%d backends of the pool, want 3", n)
+	}
+	for _, wait := range []time.Duration{0, 5 * time.Second} {
+		err := fx.Do(context.Background(), key, pgfence.Options{TTL: 30 * time.Second, Wait: wait},
+			func(ctx context.Context, l *pgfence.Lease) error {
+				// First, before the lease could join the watchdog (100 ms),
+				// whose connection is the Fence's, not the lease's.
+				if p, o := pooled(), own(); p != 3 || o != 0 {
+					t.Errorf("Wait %s: %d pooled and %d other connections opened, want 3 and 0", wait, p, o)
+				}
+				if n := count(t, admin, backends, app); n != 3 {
+					t.Errorf("Wait %s: %d backends of the test, want the pool's 3", wait, n)
+				}
+				var status string
+				if err := admin.QueryRow(ctx, "SELECT fence_lease_status($1, $2)", key, l.Token()).Scan(&status); err != nil {
+					return err
+				}
+				if status != "held" {
+					t.Errorf("Wait %s: the lease is %s", wait, status)
+				}
+				idle := pool.AcquireAllIdle(ctx)
+				defer func() {
+					for _, c := range idle {
+						c.Release()
+					}
+				}()
+				if len(idle) != 3 {
+					t.Errorf("Wait %s: %d idle connections in the pool, want 3", wait, len(idle))
+				}
+				for _, c := range idle {
+					var none bool
+					var pid int32
+					if err := c.QueryRow(ctx, "SELECT fence_current_token() IS NULL, pg_backend_pid()").Scan(&none, &pid); err != nil {
+						return err
+					}
+					if !none {
+						t.Errorf("Wait %s: pooled connection %d carries a token", wait, pid)
+					}
+				}
+				return nil
+			})
+		if err != nil {
+			t.Fatalf("Wait %s: %v", wait, err)
+		}
+	}
+}
+
+// A lease broken within its first 100 ms, before it joins the watchdog, is
+// still lost within a second (its renewal is 10 s away): the call made
+// when it joins returns at once.  With the watchdog idle (the lease starts
+// it), then asleep on another lease (the lease makes it call again).
+func TestEarlyBreakStillLost(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	pool, app := appPool(t, 2)
+	fx := pgfence.New(pool)
+	for _, other := range []bool{false, true} {
+		if other {
+			watchedLease(t, fx, admin, app, key+":other")
+		}
+		l, err := fx.Acquire(context.Background(), key, pgfence.Options{TTL: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		granted := time.Now()
+		exec1(t, admin, "SELECT fence_break($1)", key)
+		broke := time.Now()
+		if early := broke.Sub(granted); early >= 100*time.Millisecond {
+			t.Errorf("with another lease %v: broken %s after the grant, not within 100 ms", other, early)
+		}
+		select {
+		case <-l.Done():
+		case <-time.After(time.Second):
+			t.Fatalf("with another lease %v: not lost within a second of an early fence_break", other)
+		}
+		t.Logf("with another lease %v: lost %s after the break", other, time.Since(broke).Round(time.Millisecond))
+		wantLost(t, "Release", l.Release(context.Background()), pgfence.Broken)
+	}
+}
+
+// Leases released within their first 100 ms never reach the watchdog: its
+// call goes on (no cancel request, no new call), and no connection is
+// opened for them.
+func TestShortLeasesLeaveWatchdogAlone(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	_, app, fx, pooled, own := counted(t, 2)
+	watchedLease(t, fx, admin, app, key+":held")
+	var started time.Time
+	watchdogCall := "SELECT query_start FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' " +
+		"AND query LIKE '%fence\\_wait\\_leases\\_end(%'"
+	if err := admin.QueryRow(context.Background(), watchdogCall, app).Scan(&started); err != nil {
+		t.Fatal(err)
+	}
+	calls, cancels := pgfence.WatchdogCounts(fx)
+	p, o := pooled(), own()
+	for i := 0; i < 20; i++ {
+		err := fx.Do(context.Background(), key, pgfence.Options{TTL: 30 * time.Second}, func(ctx context.Context, l *pgfence.Lease) error {
+			return l.Tx(ctx, func(tx pgx.Tx) error { return nil })
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // a join that was missed would come by then
+	if c, x := pgfence.WatchdogCounts(fx); c != calls || x != cancels {
+		t.Errorf("the watchdog made %d calls and sent %d cancel requests for 20 short leases", c-calls, x-cancels)
+	}
+	var still time.Time
+	if err := admin.QueryRow(context.Background(), watchdogCall, app).Scan(&still); err != nil {
+		t.Fatal(err)
+	}
+	if !still.Equal(started) {
+		t.Errorf("the watchdog's call started at %v, then at %v", started, still)
+	}
+	if p2, o2 := pooled(), own(); p2 != p || o2 != o {
+		t.Errorf("20 short leases opened %d pooled and %d other connections", p2-p, o2-o)
+	}
+}
+
+// A grant on the pool whose answer never comes back (the server's replies
+// are held, and the context ends) may have been made: it is released, and
+// the key is free again at once, not after its TTL.
+func TestInterruptedPoolGrantReleased(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	proxy := newStallProxy(t)
+	pool := poolThrough(t, proxy.dsn(t))
+	fx := pgfence.New(pool, pgfence.WithLogger(t.Logf))
+	// The first lease asks what the server has; this one is normal.
+	var first int64
+	if err := fx.Do(context.Background(), key+":first", pgfence.Options{}, func(_ context.Context, l *pgfence.Lease) error {
+		first = l.Token()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	owner := "pgfence-test-interrupted"
+	proxy.stallReplies(true)
+	go func() {
+		time.Sleep(time.Second)
+		proxy.stallReplies(false)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if l, err := fx.Acquire(ctx, key, pgfence.Options{TTL: time.Minute, Owner: owner}); err == nil {
+		_ = l.Release(context.Background())
+		t.Fatal("granted, though its answer was held")
+	}
+	// The grant was made on the server, then released.
+	var granted int
+	if err := admin.QueryRow(context.Background(), "SELECT count(*) FROM fence_leases WHERE key = $1", key).Scan(&granted); err != nil {
+		t.Fatal(err)
+	}
+	if granted != 0 {
+		t.Errorf("%d leases left on the key after the interrupted grant", granted)
+	}
+	var last *int64
+	if err := admin.QueryRow(context.Background(),
+		"SELECT fence_try_lease($1, '1 second', owner => 'someone else')::bigint", key).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if last == nil {
+		t.Fatal("the key is not free after the interrupted grant")
+	}
+	// Tokens of a database count up one a grant: the one between was the
+	// interrupted grant's, made on the server.
+	if *last != first+2 {
+		t.Errorf("token %d after %d: the interrupted grant was not made, nothing was tested", *last, first)
+	}
+}
+
+// Twenty leases that join the watchdog at about the same time, while it
+// sleeps on another, share its cancel requests: one at a time is in
+// flight, and the call made next watches them all.
+func TestJoinsShareCancelRequests(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	pool, app := appPool(t, 4)
+	fx := pgfence.New(pool)
+	watchedLease(t, fx, admin, app, key+":first")
+	_, cancels := pgfence.WatchdogCounts(fx)
+	leases := make([]*pgfence.Lease, 20)
+	var wg sync.WaitGroup
+	for i := range leases {
+		i := i
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := fx.Acquire(context.Background(), fmt.Sprintf("%s:%d", key, i), pgfence.Options{TTL: 30 * time.Second})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			leases[i] = l
+		}()
+	}
+	wg.Wait()
+	defer func() {
+		for _, l := range leases {
+			if l != nil {
+				_ = l.Release(context.Background())
+			}
+		}
+	}()
+	if t.Failed() {
+		return
+	}
+	time.Sleep(500 * time.Millisecond) // all joined, the cancel requests done
+	_, after := pgfence.WatchdogCounts(fx)
+	t.Logf("20 leases joining: %d cancel requests", after-cancels)
+	if after-cancels > 5 {
+		t.Errorf("20 leases joining made %d cancel requests", after-cancels)
+	}
+	broke := time.Now()
+	exec1(t, admin, "SELECT fence_break($1)", leases[7].Key())
+	select {
+	case <-leases[7].Done():
+	case <-time.After(time.Second):
+		t.Fatal("a lease that joined with the others was not lost within a second of fence_break")
+	}
+	t.Logf("lost %s after the break", time.Since(broke).Round(time.Millisecond))
 }

@@ -12,7 +12,9 @@ import (
 
 // stallProxy forwards TCP connections to the test server and can stall
 // them all: while stalled, it holds every byte, as a network that has gone
-// quiet does, and delivers them when it resumes.
+// quiet does, and delivers them when it resumes.  It can also hold what
+// the server sends only, so that a statement runs and its answer does not
+// come back.
 type stallProxy struct {
 	ln      net.Listener
 	network string
@@ -20,6 +22,7 @@ type stallProxy struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	stalled bool
+	replies bool // the server's bytes only are held
 }
 
 func newStallProxy(t *testing.T) *stallProxy {
@@ -39,6 +42,7 @@ func newStallProxy(t *testing.T) *stallProxy {
 	}
 	t.Cleanup(func() {
 		p.stall(false)
+		p.stallReplies(false)
 		p.ln.Close()
 	})
 	go p.serve()
@@ -65,6 +69,14 @@ func (p *stallProxy) stall(on bool) {
 	p.cond.Broadcast()
 }
 
+// stallReplies holds (on) or delivers what the server sends.
+func (p *stallProxy) stallReplies(on bool) {
+	p.mu.Lock()
+	p.replies = on
+	p.mu.Unlock()
+	p.cond.Broadcast()
+}
+
 func (p *stallProxy) serve() {
 	for {
 		c, err := p.ln.Accept()
@@ -77,13 +89,13 @@ func (p *stallProxy) serve() {
 				c.Close()
 				return
 			}
-			go p.pipe(c, s)
-			p.pipe(s, c)
+			go p.pipe(c, s, false)
+			p.pipe(s, c, true)
 		}()
 	}
 }
 
-func (p *stallProxy) pipe(from, to net.Conn) {
+func (p *stallProxy) pipe(from, to net.Conn, fromServer bool) {
 	defer from.Close()
 	defer to.Close()
 	buf := make([]byte, 32*1024)
@@ -91,7 +103,7 @@ func (p *stallProxy) pipe(from, to net.Conn) {
 		n, err := from.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			for p.stalled {
+			for p.stalled || (fromServer && p.replies) {
 				p.cond.Wait()
 			}
 			p.mu.Unlock()

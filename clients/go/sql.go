@@ -16,7 +16,7 @@ const (
 	sqlLease = "SELECT fence_lease($1::text, $2::text::interval, $3::text::interval, owner => $4::text)::bigint, " +
 		"pg_postmaster_start_time()"
 	sqlNoLockTimeout = "SET lock_timeout = 0"
-	// A lease's own connection is made with the pool's configuration, but
+	// A connection outside the pool is made with the pool's configuration, but
 	// none of its timeouts may cut the watchdog's wait short (a
 	// statement_timeout would make it reconnect in a loop).  Each is set
 	// only where it is not 0 already: a session setting made through a
@@ -31,12 +31,24 @@ const (
 	sqlStatus   = "SELECT fence_lease_status($1::text, $2::bigint), pg_postmaster_start_time()"
 	sqlWaitEnd  = "SELECT fence_wait_lease_end($1::text, $2::bigint, $3::text::interval)"
 	sqlUseToken = "SELECT fence_use_token($1::bigint, $2::text)"
-	// One watchdog for all the leases of a Fence (fence 1.3 and later).
-	sqlHasWaitLeasesEnd = "SELECT to_regproc('fence_wait_leases_end') IS NOT NULL"
-	sqlWaitLeasesEnd    = "SELECT key, token::bigint, status FROM fence_wait_leases_end($1::text[], $2::bigint[], $3::text::interval)"
-	sqlServerStarted    = "SELECT pg_postmaster_start_time()"
+	// What the server has, asked once per Fence (both are fence 1.3's):
+	// fence_wait_leases_end, for one watchdog of all the leases, and
+	// fence_forget_token, for a grant on a pooled connection.  The second
+	// is looked up in pg_proc, as it has a text and a bigint form, which
+	// makes to_regproc answer NULL.
+	sqlCapabilities = "SELECT to_regproc('fence_wait_leases_end') IS NOT NULL, " +
+		"EXISTS (SELECT FROM pg_catalog.pg_proc WHERE proname = 'fence_forget_token' " +
+		"AND pg_catalog.pg_function_is_visible(oid))"
+	// A grant on a pooled connection, in one statement: the session that
+	// takes the lease forgets its token at once (NULL, not granted, passes
+	// through), so the connection goes back to the pool carrying none.
+	sqlPooledTryLease = "SELECT t::bigint, pg_postmaster_start_time() FROM " +
+		"fence_forget_token($1::text, fence_try_lease($1::text, $2::text::interval, owner => $3::text)) AS t"
+	sqlWaitLeasesEnd = "SELECT key, token::bigint, status FROM fence_wait_leases_end($1::text[], $2::bigint[], $3::text::interval)"
+	sqlServerStarted = "SELECT pg_postmaster_start_time()"
 	// What this owner holds of the key after a grant whose answer never
-	// came back (the wait was interrupted): released by its token.
+	// came back (the wait or the statement was interrupted): released by
+	// its token.
 	sqlReleaseOwned = "SELECT count(fence_release(l.key, l.token)) FROM fence_leases l " +
 		"WHERE l.database = current_database() AND l.key = $1::text AND l.owner = $2::text"
 )

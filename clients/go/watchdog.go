@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v4"
@@ -13,13 +14,15 @@ import (
 // fence_wait_leases_end (fence 1.3): one connection sleeps in one call on
 // the whole set, and the server answers the moment any lease of it ends.
 //
-// A lease taken joins the set; the call running then does not watch it, so
-// the watchdog cancels that call (PostgreSQL's cancel request, which leaves
-// the connection usable) and calls again with the new set: the new lease is
-// watched within a round trip, not after a poll.  A cancel request that
+// A lease joins the set once it has been held for watchdogJoinAfter (one
+// released sooner never touches the watchdog); the call running then does
+// not watch it, so the watchdog cancels that call (PostgreSQL's cancel
+// request, which leaves the connection usable) and calls again with the new
+// set: the new lease is watched within a round trip, not after a poll.  A cancel request that
 // reaches the server before the call starts cancels nothing, so it is sent
 // again while that call still runs.  A lease that leaves the set needs no
-// cancel: its release ends the running call by itself.  With no lease left
+// cancel: its release ends the running call by itself.  Set changes keep
+// one cancel request at most in flight (cancelCall).  With no lease left
 // the goroutine ends and closes its connection.  On a server without the
 // function (fence 1.2), each lease watches itself on a connection of its
 // own (Lease.watch).
@@ -28,12 +31,14 @@ type watchdog struct {
 
 	mu         sync.Mutex
 	leases     map[*Lease]struct{}
-	added      int64 // leases added so far
-	issued     int64 // the added count the running call watches, or -1
-	calls      int64 // calls issued so far
-	cancelSent bool
+	added      int64     // leases added so far
+	issued     int64     // the added count the running call watches, or -1
+	cancelling bool      // a cancelCall is at work
 	conn       *pgx.Conn // the watchdog's connection, while it has one
 	running    bool
+
+	calls          atomic.Int64 // calls issued so far (for the tests)
+	cancelRequests atomic.Int64 // cancel requests sent so far (for the tests)
 }
 
 // fence_wait_leases_end watches at most this many leases in one call; the
@@ -44,24 +49,11 @@ const maxWatched = 10000
 var cancelRetries = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond,
 	200 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second}
 
-// watchdogFor: the fence's watchdog of all its leases, if the server has
-// fence_wait_leases_end (asked once, on conn); else nil.
-func (f *Fence) watchdogFor(ctx context.Context, conn *pgx.Conn) *watchdog {
+// watchdogFor: the fence's watchdog of all its leases (the server has
+// fence_wait_leases_end).
+func (f *Fence) watchdogFor() *watchdog {
 	f.dogMu.Lock()
 	defer f.dogMu.Unlock()
-	if f.multi == 0 {
-		var ok bool
-		if err := conn.QueryRow(ctx, sqlHasWaitLeasesEnd).Scan(&ok); err != nil {
-			return nil // ask again with the next lease
-		}
-		f.multi = 2
-		if ok {
-			f.multi = 1
-		}
-	}
-	if f.multi != 1 {
-		return nil
-	}
 	if f.dog == nil {
 		f.dog = &watchdog{f: f, leases: map[*Lease]struct{}{}, issued: -1}
 	}
@@ -76,9 +68,9 @@ func (w *watchdog) add(l *Lease) {
 	if !w.running {
 		w.running = true
 		go w.run()
-	} else if w.issued >= 0 && !w.cancelSent && w.conn != nil {
-		w.cancelSent = true
-		go w.cancelCall(w.conn, w.calls)
+	} else if w.issued >= 0 && !w.cancelling && w.conn != nil {
+		w.cancelling = true
+		go w.cancelCall(w.conn)
 	}
 }
 
@@ -88,22 +80,29 @@ func (w *watchdog) remove(l *Lease) {
 	w.mu.Unlock()
 }
 
-// stale: does call number calls still run, though a lease was added since?
-func (w *watchdog) stale(calls int64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.calls == calls && w.issued >= 0 && w.issued != w.added
-}
-
-func (w *watchdog) cancelCall(conn *pgx.Conn, calls int64) {
-	for _, pause := range cancelRetries {
+// cancelCall cancels the running call on conn until one runs that watches
+// every lease added (or conn is no longer the watchdog's), pausing between
+// requests: one that reaches the server before the call starts cancels
+// nothing.  One such loop at most is at work (w.cancelling): the leases
+// added meanwhile are served by it, so one cancel request at a time is in
+// flight however many leases join.  Whether to go on and the end of
+// w.cancelling are decided in one step under w.mu, so that a lease added
+// then either sees the loop still at work, which then sees that lease, or
+// starts a new one.
+func (w *watchdog) cancelCall(conn *pgx.Conn) {
+	for i, pause := range cancelRetries {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = conn.PgConn().CancelRequest(ctx)
 		cancel()
+		w.cancelRequests.Add(1)
 		time.Sleep(pause)
-		if !w.stale(calls) {
+		w.mu.Lock()
+		if w.conn != conn || w.issued < 0 || w.issued == w.added || i == len(cancelRetries)-1 {
+			w.cancelling = false
+			w.mu.Unlock()
 			return
 		}
+		w.mu.Unlock()
 	}
 }
 
@@ -147,8 +146,7 @@ func (w *watchdog) run() {
 			tokens = append(tokens, l.token)
 		}
 		w.issued = w.added
-		w.calls++
-		w.cancelSent = false
+		w.calls.Add(1)
 		w.mu.Unlock()
 		ended, err := waitLeasesEnd(conn, keys, tokens)
 		w.mu.Lock()
