@@ -322,13 +322,22 @@ class AsyncLease(LeaseBase):
             return False
         sql, params = self._pool_grant_sql()
         sent = time.monotonic()
+        given_back = False
         try:
             async with fence.pool.connection() as conn:
-                row = await (await conn.execute(sql, params)).fetchone()
+                try:
+                    row = await (await conn.execute(sql, params)).fetchone()
+                except psycopg.Error as e:
+                    # A grant may have come before the failure: give it back
+                    # on this very session if it still works, so that it
+                    # forgets the token too.
+                    given_back = not self._may_have_granted(e) or await self._release_owned_on(conn)
+                    raise
         except PoolTimeout:
             raise
         except psycopg.Error as e:
-            if self._may_have_granted(e):
+            if not given_back:
+                # Through the pool, once the broken connection is back in it.
                 await self._release_owned()
             raise (await self._translate(e)) from e
         return self._pool_granted(row, sent)
@@ -459,12 +468,24 @@ class AsyncLease(LeaseBase):
         except Exception:
             logger.warning("could not release lease %r (%s); it ends by its TTL", self.key, first)
 
+    async def _release_owned_on(self, conn: "psycopg.AsyncConnection[Any]") -> bool:
+        """Release what this owner holds of the key on conn, the session of a
+        grant whose answer was lost; False if conn cannot run it."""
+        if conn.closed or conn.info.transaction_status != TransactionStatus.IDLE:
+            return False
+        try:
+            await conn.execute(self._release_owned_sql(self._fence), {"key": self.key, "owner": self.owner})
+            return True
+        except Exception:
+            return False
+
     async def _release_owned(self) -> None:
+        """The same on the pool (or after an interrupted wait)."""
         try:
             async with self._fence.pool.connection(timeout=10) as conn:
                 await conn.execute(self._release_owned_sql(self._fence), {"key": self.key, "owner": self.owner})
         except Exception as e:
-            logger.warning("could not check lease %r after an interrupted wait (%s)", self.key, e)
+            logger.warning("could not check lease %r after an interrupted grant (%s)", self.key, e)
 
     async def _close_own(self) -> None:
         own, self._own = self._own, None

@@ -22,6 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import psycopg
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ._core import config as cfg
@@ -263,6 +264,11 @@ class _Watchdog:
             conn.close()
 
 
+def _usable(conn: Any) -> bool:
+    """Whether conn is open and idle (outside a transaction): a statement can run."""
+    return not conn.closed and conn.info.transaction_status == TransactionStatus.IDLE
+
+
 def _cancel(conn: "psycopg.Connection[Any]") -> None:
     with contextlib.suppress(Exception):
         conn.cancel()
@@ -341,10 +347,9 @@ class Lease(LeaseBase):
             self._due.append(timer.at(now + watch.JOIN_AFTER, lambda: self._join_watchdog(renew_at)))
             return self
         self._renew_at(renew_at)
-        if self._dog is None:
-            t = threading.Thread(target=self._watch, name=f"pgfence-watchdog:{self.key}", daemon=True)
-            self._threads.append(t)
-            t.start()
+        t = threading.Thread(target=self._watch, name=f"pgfence-watchdog:{self.key}", daemon=True)
+        self._threads.append(t)
+        t.start()
         return self
 
     def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> Optional[bool]:
@@ -385,17 +390,26 @@ class Lease(LeaseBase):
             return False
         sql, params = self._pool_grant_sql()
         sent = time.monotonic()
+        given_back = False
         try:
             with fence.pool.connection() as conn:
-                row = conn.execute(sql, params).fetchone()
+                try:
+                    row = conn.execute(sql, params).fetchone()
+                except BaseException as e:
+                    # A grant may have come before the failure: give it back
+                    # on this very session if it still works, so that it
+                    # forgets the token too (the statement may have stopped
+                    # between the grant and the forget).
+                    given_back = not self._may_have_granted(e) or self._release_owned_on(conn)
+                    raise
         except PoolTimeout:
             raise
-        except psycopg.Error as e:
-            if self._may_have_granted(e):
+        except BaseException as e:
+            if not given_back:
+                # Through the pool, once the broken connection is back in it.
                 self._release_owned()
-            raise self._translate(e) from e
-        except BaseException:
-            self._release_owned()
+            if isinstance(e, psycopg.Error):
+                raise self._translate(e) from e
             raise
         return self._pool_granted(row, sent)
 
@@ -491,12 +505,24 @@ class Lease(LeaseBase):
         except Exception:
             logger.warning("could not release lease %r (%s); it ends by its TTL", self.key, first)
 
+    def _release_owned_on(self, conn: "psycopg.Connection[Any]") -> bool:
+        """Release what this owner holds of the key on conn, the session of a
+        grant whose answer was lost; False if conn cannot run it."""
+        if not _usable(conn):
+            return False
+        try:
+            conn.execute(self._release_owned_sql(self._fence), {"key": self.key, "owner": self.owner})
+            return True
+        except Exception:
+            return False
+
     def _release_owned(self) -> None:
+        """The same on the pool (or after an interrupted wait)."""
         try:
             with self._fence.pool.connection(timeout=10) as conn:
                 conn.execute(self._release_owned_sql(self._fence), {"key": self.key, "owner": self.owner})
         except Exception as e:
-            logger.warning("could not check lease %r after an interrupted wait (%s)", self.key, e)
+            logger.warning("could not check lease %r after an interrupted grant (%s)", self.key, e)
 
     def _close_own(self) -> None:
         own, self._own = self._own, None

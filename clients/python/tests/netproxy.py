@@ -5,7 +5,9 @@
         proxy.flow()                # and flow again
 
 Held traffic looks like a network that stopped answering: statements hang,
-nothing fails at once.
+nothing fails at once.  hold_replies() holds only what the server sends (it
+gets the statements, their answers never come back); cut() then breaks every
+connection made so far, as a network that fails does.
 """
 import os
 import select
@@ -32,6 +34,9 @@ class Proxy:
         self.dsn = make_conninfo(**params)
         self._flowing = threading.Event()
         self._flowing.set()
+        self._replies = threading.Event()
+        self._replies.set()
+        self._sockets = []
         self._closed = False
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -40,6 +45,17 @@ class Proxy:
 
     def flow(self):
         self._flowing.set()
+
+    def hold_replies(self):
+        self._replies.clear()
+
+    def cut(self):
+        for s in list(self._sockets):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._replies.set()
 
     def close(self):
         self._closed = True
@@ -61,6 +77,7 @@ class Proxy:
             family, address = self._target
             server = socket.socket(family, socket.SOCK_STREAM)
             server.connect(address)
+            self._sockets += [client, server]
             threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
 
     def _pump(self, a, b):
@@ -70,6 +87,8 @@ class Proxy:
                 ready, _, _ = select.select([a, b], [], [], 0.1)
                 for s in ready:
                     self._flowing.wait()
+                    if s is b:
+                        self._replies.wait()
                     data = s.recv(65536)
                     if not data:
                         return

@@ -433,3 +433,30 @@ def test_lease_that_waits_takes_its_own_connection(fx, admin, key):
     with fx.pool.connection() as conn:
         assert conn.execute("SELECT fence_current_token()").fetchone()[0] is None
     other.close()
+
+
+def test_grant_whose_answer_is_lost_is_given_back(dsn, admin, key):
+    """The server grants, the answer never comes back (the connection
+    breaks): the client releases what its owner holds of the key, so nothing
+    waits for the TTL."""
+    from netproxy import Proxy
+    with Proxy(dsn) as proxy, \
+            ConnectionPool(proxy.dsn, min_size=1, max_size=1, kwargs={"autocommit": True}) as pool:
+        fx = pgfence.Fence(pool)
+        fx._capabilities()
+        proxy.hold_replies()
+        errors = []
+
+        def take():
+            try:
+                with fx.lease(key, ttl=60, wait=0):
+                    errors.append("entered")
+            except Exception as e:
+                errors.append(e)
+        t = threading.Thread(target=take)
+        t.start()
+        assert wait_for(lambda: len(leases_of(admin, key)) == 1)    # granted in the server
+        proxy.cut()
+        t.join(15)
+        assert len(errors) == 1 and isinstance(errors[0], psycopg.OperationalError), errors
+        assert wait_for(lambda: leases_of(admin, key) == [])
