@@ -19,7 +19,7 @@ export interface LeaseOptions {
 }
 
 export interface FenceOptions {
-  /** Configuration of each lease's own connection (default: the pool's). */
+  /** Configuration of the fence's own connections: its watchdog's, and a lease's while it waits for a held key (default: the pool's). */
   clientConfig?: ClientConfig;
   /** Bound on each renewal (default: a third of the TTL). */
   renewTimeoutMs?: number;

@@ -106,8 +106,20 @@ const SQL = {
   release: 'SELECT fence_release($1::text, $2::bigint) AS released',
   status: 'SELECT fence_lease_status($1::text, $2::bigint) AS status, pg_postmaster_start_time() AS started',
   waitEnd: 'SELECT fence_wait_lease_end($1::text, $2::bigint, $3::interval) AS how',
-  // One watchdog for all the leases of a Fence (fence 1.3 and later).
-  hasWaitLeasesEnd: "SELECT to_regproc('fence_wait_leases_end') IS NOT NULL AS ok",
+  // A grant on a pooled connection, in one statement that also makes the
+  // session forget it (fence_forget_token), so that the connection goes
+  // back to the pool carrying no token (fence 1.3 and later).
+  poolTryLease: `${GRANTED}fence_forget_token($1::text, `
+    + 'fence_try_lease($1::text, $2::interval, owner => $3::text)) AS t',
+  poolTryPermit: `${GRANTED}fence_forget_token($1::text, `
+    + 'fence_try_permit($1::text, $4::int4, $2::interval, owner => $3::text)) AS t',
+  // What the server has, asked once per Fence: one watchdog for all the
+  // leases (fence_wait_leases_end) and the grant on the pool
+  // (fence_forget_token), both of fence 1.3.  fence_forget_token has a text
+  // and a bigint form, and to_regproc finds no function for an overloaded
+  // name: it is named with its arguments.
+  serverHas: "SELECT to_regproc('fence_wait_leases_end') IS NOT NULL AS multi, "
+    + "to_regprocedure('fence_forget_token(text, fence_token)') IS NOT NULL AS forget",
   waitLeasesEnd: 'SELECT key, token::bigint AS token, status '
     + 'FROM fence_wait_leases_end($1::text[], $2::bigint[], $3::interval)',
   serverStarted: 'SELECT pg_postmaster_start_time() AS started',

@@ -13,8 +13,9 @@ const { Breaker } = require('./breaker');
 const { Watchdog } = require('./watchdog');
 
 class Fence extends EventEmitter {
-  // pool: a pg.Pool.  options.clientConfig: the configuration of each lease's
-  // own connection (default: the pool's), e.g. to reach the server past a
+  // pool: a pg.Pool.  options.clientConfig: the configuration of the fence's
+  // own connections, its watchdog's and a lease's while it waits for a held
+  // key (default: the pool's), e.g. to reach the server past a
   // transaction pooler; options.renewTimeoutMs bounds each renewal (default
   // a third of the TTL); options.connectTimeoutMs bounds making a lease's
   // own connection (default 10 s); options.watchdogPollMs, how often the
@@ -34,9 +35,9 @@ class Fence extends EventEmitter {
       ? cfg.checkMs(options.renewTimeoutMs, 'renewTimeoutMs') : undefined;
     this._watchdogPollMs = options.watchdogPollMs !== undefined
       ? cfg.checkMs(options.watchdogPollMs, 'watchdogPollMs') : cfg.WATCHDOG_POLL_MS;
-    // Whether the server has fence_wait_leases_end (undefined: not asked
-    // yet), and the one watchdog of all the leases then.
-    this._multi = undefined;
+    // What the server has (undefined: not asked yet; see _serverHas), and
+    // the one watchdog of all the leases when it has fence_wait_leases_end.
+    this._server = undefined;
     this._dog = null;
   }
 
@@ -131,7 +132,7 @@ class Fence extends EventEmitter {
     return client;
   }
 
-  // A lease's own connection, for its grant and its watchdog.
+  // A connection of the fence's own, for a grant that waits or a watchdog.
   async _connectOwn() {
     const client = await this._connect();
     try {
@@ -143,8 +144,50 @@ class Fence extends EventEmitter {
     return client;
   }
 
+  // A lease is granted on a pooled connection when the key is free and the
+  // server has fence_forget_token: one statement, no connection of its own.
+  // Otherwise (a wait, or fence 1.2), on a connection of its own.
   async _take(spec, signal) {
     if (signal && signal.aborted) throw signal.reason;
+    const server = await this._serverHas(this.pool);
+    if (server && server.multi && server.forget) {
+      const lease = await this._takeOnPool(spec, signal);
+      if (lease) return lease;
+      if (spec.waitMs === 0) throw new LeaseUnavailableError(spec.key, spec.waitMs);
+      if (signal && signal.aborted) throw signal.reason;
+    }
+    return this._takeOwn(spec, signal);
+  }
+
+  // The grant as fence_try_lease (or fence_try_permit) on a pooled
+  // connection, forgotten there in the same statement, so that the
+  // connection goes back to the pool carrying no token.  Resolves with the
+  // lease, or null if the key is not free.
+  async _takeOnPool(spec, signal) {
+    const params = [spec.key, cfg.interval(spec.ttlMs), spec.owner];
+    if (spec.permits !== undefined) params.push(spec.permits);
+    const sql = spec.permits !== undefined ? cfg.SQL.poolTryPermit : cfg.SQL.poolTryLease;
+    const client = await this.pool.connect();
+    const sentAt = performance.now();
+    let row;
+    try {
+      row = (await client.query(sql, params)).rows[0];
+    } catch (e) {
+      // Without its answer, the grant may have been made, and that session
+      // may remember its token: the connection is not handed on, and what
+      // this owner holds of the key is given back.
+      client.release(e instanceof Error ? e : new Error(String(e)));
+      await this._releaseOwned(spec);
+      throw classify(e) || e;
+    }
+    client.release();
+    if (!row || row.token === null) return null;
+    return this._granted(spec, null, row, sentAt, signal);
+  }
+
+  // The grant on a connection of the lease's own, which waits in
+  // fence_lease when the key is held.
+  async _takeOwn(spec, signal) {
     // $1 key, $2 ttl, $3 owner, then the wait's timeout (not for a try),
     // then the permits (for a permit).
     const params = [spec.key, cfg.interval(spec.ttlMs), spec.owner];
@@ -180,8 +223,15 @@ class Fence extends EventEmitter {
       await endQuietly(own);
       throw new LeaseUnavailableError(spec.key, spec.waitMs);
     }
+    return this._granted(spec, own, row, sentAt, signal);
+  }
+
+  // A grant made (on `own`, the lease's own connection, or on the pool when
+  // own is null): the lease, renewed now if the grant's time is unknown,
+  // watched, and started.
+  async _granted(spec, own, row, sentAt, signal) {
     const lease = new Lease(this, spec, own, row, sentAt);
-    if (abandoned) {
+    if (signal && signal.aborted) {
       await lease.release();
       throw signal.reason;
     }
@@ -191,7 +241,8 @@ class Fence extends EventEmitter {
       const renewedAt = performance.now();
       let r;
       try {
-        r = (await own.query(cfg.SQL.renew, [spec.key, lease.token.toString(), cfg.interval(spec.ttlMs)])).rows[0];
+        r = (await (own || this.pool).query(cfg.SQL.renew,
+          [spec.key, lease.token.toString(), cfg.interval(spec.ttlMs)])).rows[0];
       } catch (e) {
         await lease.release();
         throw classify(e) || e;
@@ -204,7 +255,8 @@ class Fence extends EventEmitter {
       lease._deadline = renewedAt + spec.ttlMs;
       lease.expiresAt = r.expires_at;
     }
-    if (await this._watchedTogether(own)) {
+    const server = own ? await this._serverHas(own) : this._server;
+    if (server && server.multi) {
       // The fence's watchdog watches it: its own connection is done.
       lease._own = null;
       await endQuietly(own);
@@ -216,16 +268,20 @@ class Fence extends EventEmitter {
     return lease;
   }
 
-  // Does the server have fence_wait_leases_end?  Asked once, on conn.
-  async _watchedTogether(conn) {
-    if (this._multi === undefined) {
+  // What the server has, asked once (on conn, the pool or a connection):
+  // { multi, forget }, whether it has fence_wait_leases_end and
+  // fence_forget_token; null if it could not be asked (asked again with the
+  // next lease).
+  async _serverHas(conn) {
+    if (this._server === undefined) {
       try {
-        this._multi = (await conn.query(cfg.SQL.hasWaitLeasesEnd)).rows[0].ok === true;
+        const r = (await conn.query(cfg.SQL.serverHas)).rows[0];
+        this._server = { multi: r.multi === true, forget: r.forget === true };
       } catch {
-        return false; // ask again with the next lease
+        return null;
       }
     }
-    return this._multi;
+    return this._server;
   }
 
   async _releaseOwned(spec) {

@@ -368,6 +368,15 @@ function watchdogPid(fx) {
   return conn ? conn.processID : null;
 }
 
+// Break the lease as an administrator does; resolves, with how long that
+// took, once its signal says so, which must be within a second.
+async function breakIt(lease) {
+  await admin.query('SELECT fence_break($1)', [lease.key]);
+  const took = await aborted(lease.signal, 1000);
+  assert.equal(lease.how, 'broken');
+  return took;
+}
+
 async function eventually(what, cond, ms = 3000) {
   const until = Date.now() + ms;
   while (!(await cond())) {
@@ -414,9 +423,7 @@ test('a statement_timeout in the pool\'s configuration cuts neither the wait nor
     const since = (await admin.query("SELECT now() - query_start > interval '1.5 seconds' AS long "
       + 'FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0];
     assert.equal(since.long, true, 'one wait all along, not one cut short by the timeout');
-    await admin.query('SELECT fence_break($1)', [key]);
-    await aborted(second.signal, 1000);
-    assert.equal(second.how, 'broken');
+    await breakIt(second);
     await second.release();
   } finally {
     await strict.end();
@@ -468,9 +475,7 @@ test('a lease taken while the watchdog sleeps on others is watched at once', asy
     await eventually('the watchdog waits', () => waitsForEnd(watchdogPid(fx)));
     const key = uniqueKey('later');
     const lease = await fx.acquire(key, { ttlMs: 30000 });
-    await admin.query('SELECT fence_break($1)', [key]);
-    await aborted(lease.signal, 1000);
-    assert.equal(lease.how, 'broken');
+    await breakIt(lease);
     await lease.release();
   } finally {
     await first.release();
@@ -479,7 +484,7 @@ test('a lease taken while the watchdog sleeps on others is watched at once', asy
 
 test('without fence_wait_leases_end (fence 1.2) each lease watches itself', async () => {
   const fx = new Fence(pool);
-  fx._multi = false; // as a server without the function answers
+  fx._server = { multi: false, forget: false }; // as a server without the functions answers
   const a = await fx.acquire(uniqueKey('a'), { ttlMs: 30000 });
   const b = await fx.acquire(uniqueKey('b'), { ttlMs: 30000 });
   try {
@@ -492,5 +497,269 @@ test('without fence_wait_leases_end (fence 1.2) each lease watches itself', asyn
   } finally {
     await a.release();
     await b.release();
+  }
+});
+
+// -- the grant on the pool (fence 1.3) ---------------------------------------
+
+// How long a lease is held before the watchdog watches it (lib/watchdog.js).
+const JOIN_AFTER_MS = 100;
+
+// A Client class for a Fence that counts what the fence makes of it: its
+// own connections (a grant's, the watchdog's) and its cancel requests, all
+// in made.n; made.grants() counts the connections that asked for a lease.
+function countingClient(base) {
+  const clients = [];
+  const made = {
+    n: 0,
+    grants: () => clients.filter((c) => c.testRan.some((q) => /fence_(try_)?(lease|permit)\(/.test(q))).length,
+  };
+  class Counted extends base {
+    constructor(...args) {
+      super(...args);
+      this.testRan = [];
+      clients.push(this);
+      made.n += 1;
+    }
+
+    query(q, ...rest) {
+      this.testRan.push(typeof q === 'string' ? q : String(q && q.text));
+      return super.query(q, ...rest);
+    }
+  }
+  return { Client: Counted, made };
+}
+
+// A pool of `max` connections, all open, named `app`, and a Fence on it
+// whose own connections are named `${app}:own` and counted.
+async function countedFence(max = 2) {
+  const app = `pgfence-pool-${process.pid}-${Math.floor(Math.random() * 1e9)}`;
+  const own = newPool(max);
+  own.options.application_name = app;
+  const warm = await Promise.all(Array.from({ length: max }, () => own.connect()));
+  warm.forEach((c) => c.release());
+  const { Client, made } = countingClient(own.Client);
+  const fx = new Fence(own, { Client, clientConfig: { ...own.options, application_name: `${app}:own` } });
+  const backends = async (name = app) => (await admin.query('SELECT coalesce(array_agg(pid ORDER BY pid), '
+    + "'{}') AS p FROM pg_stat_activity WHERE application_name = $1", [name])).rows[0].p;
+  return { own, fx, made, app, backends };
+}
+
+// Every connection of the pool at once (the one that made the grant among
+// them): the token each carries, by itself and for key.
+async function poolTokens(own, max, key) {
+  const clients = await Promise.all(Array.from({ length: max }, () => own.connect()));
+  try {
+    return await Promise.all(clients.map(async (c) => ({
+      pid: c.processID,
+      ...(await c.query('SELECT fence_current_token()::bigint AS t, fence_current_token($1)::bigint AS k', [key])).rows[0],
+    })));
+  } finally {
+    clients.forEach((c) => c.release());
+  }
+}
+
+test('a lease on a free key is one statement on the pool: no connection of its own, no token left there', async () => {
+  const { own, fx, made, backends } = await countedFence(2);
+  try {
+    const pool0 = await backends();
+    assert.equal(pool0.length, 2);
+    const key = uniqueKey('pooled');
+    const lease = await fx.acquire(key, { ttlMs: 30000 });
+    assert.equal(made.n, 0, 'the grant made no connection');
+    // (From here on, the watchdog may watch the lease, on a connection of
+    // its own: the grants are counted apart.)
+    assert.equal(await status(admin, key, lease.token), 'held');
+    const owner = (await admin.query('SELECT owner, scope FROM fence_leases WHERE key = $1', [key])).rows[0];
+    assert.deepEqual(owner, { owner: lease.owner, scope: 'detached' });
+    const seen = await poolTokens(own, 2, key);
+    assert.deepEqual(seen.map((s) => s.pid).sort(), pool0.map(Number).sort(), 'the pool\'s two connections');
+    for (const s of seen) assert.deepEqual({ t: s.t, k: s.k }, { t: null, k: null }, `no token on backend ${s.pid}`);
+    assert.deepEqual(await backends(), pool0, 'no backend besides the pool\'s');
+    // A permit is taken the same way.
+    const permit = await fx.acquirePermit(`${key}:p`, 1, { ttlMs: 30000 });
+    assert.equal(made.grants(), 0, 'the permit made no connection');
+    for (const s of await poolTokens(own, 2, `${key}:p`)) assert.deepEqual({ t: s.t, k: s.k }, { t: null, k: null });
+    // Held keys, tried once: unavailable at once, still no connection.
+    await assert.rejects(fx.acquire(key, { waitMs: 0 }), (e) => e instanceof LeaseUnavailableError && e.waitMs === 0);
+    await assert.rejects(fx.acquirePermit(`${key}:p`, 1, { waitMs: 0 }), LeaseUnavailableError);
+    assert.equal(made.grants(), 0, 'a refused try made no connection');
+    // The lease is in effect where it is used.
+    await protectedTable(admin, 'node_pooled');
+    const written = await lease.transaction(async (c) => (await c.query(
+      "UPDATE node_pooled SET result = 'pooled' WHERE id = 1 RETURNING fence::bigint AS f")).rows[0].f);
+    assert.equal(BigInt(written), lease.token);
+    assert.equal(await lease.release(), true);
+    assert.equal(await permit.release(), true);
+    assert.equal(await status(admin, key, lease.token), 'released');
+  } finally {
+    await own.end();
+  }
+});
+
+test('a lease released within its first 100 ms costs the watchdog nothing', async () => {
+  const { own, fx, made } = await countedFence(2);
+  const long = await fx.acquire(uniqueKey('long'), { ttlMs: 30000 });
+  try {
+    await eventually('the watchdog waits', () => waitsForEnd(watchdogPid(fx)));
+    await sleep(300); // the cancel requests of its joining are done
+    const pid = watchdogPid(fx);
+    const calls = fx._dog._calls;
+    const madeBefore = made.n;
+    const since = async () => (await admin.query('SELECT query_start FROM pg_stat_activity WHERE pid = $1',
+      [pid])).rows[0].query_start.getTime();
+    const started = await since();
+    // Held for less than 100 ms (else tried again: the machine was slow).
+    let shortest = Infinity;
+    for (let i = 0; i < 5 && shortest >= JOIN_AFTER_MS; i += 1) {
+      const t0 = performance.now();
+      const lease = await fx.acquire(uniqueKey('short'), { ttlMs: 30000 });
+      await sleep(JOIN_AFTER_MS / 2); // work, for a while
+      await lease.release();
+      shortest = Math.min(shortest, performance.now() - t0);
+    }
+    assert.ok(shortest < JOIN_AFTER_MS, `a lease held for less than ${JOIN_AFTER_MS} ms (${shortest} ms)`);
+    await sleep(JOIN_AFTER_MS + 200);
+    assert.equal(fx._dog._calls, calls, 'the watchdog did not call again');
+    assert.equal(made.n, madeBefore, 'no connection, no cancel request');
+    assert.equal(watchdogPid(fx), pid);
+    assert.equal(await since(), started, 'the same call sleeps on');
+  } finally {
+    await long.release();
+    await own.end();
+  }
+});
+
+test('a lease broken within its first 100 ms is still signalled lost within a second', async () => {
+  const fx = new Fence(pool);
+  // Once with no watchdog running, once with one asleep on another lease.
+  const other = uniqueKey('other');
+  for (const busy of [false, true]) {
+    const held = busy ? await fx.acquire(other, { ttlMs: 30000 }) : null;
+    try {
+      if (busy) await eventually('the watchdog waits', () => waitsForEnd(watchdogPid(fx)));
+      let lease;
+      let early = false;
+      for (let i = 0; i < 5 && !early; i += 1) {
+        if (lease) await lease.release();
+        lease = await fx.acquire(uniqueKey('early'), { ttlMs: 30000 });
+        await admin.query('SELECT fence_break($1)', [lease.key]);
+        // Broken before it joined the watchdog's set (else tried again).
+        early = !fx._dog._leases.has(lease) && lease.how === null;
+      }
+      assert.ok(early, 'broken before the watchdog watched it');
+      const took = await aborted(lease.signal, 1000);
+      assert.ok(took < 1000, `noticed in ${took} ms`);
+      assert.equal(lease.how, 'broken');
+      await lease.release();
+    } finally {
+      if (held) await held.release();
+    }
+  }
+});
+
+test('a lease on a held key waits on a connection of its own and is granted at the release', async () => {
+  const { own, fx, made, app, backends } = await countedFence(2);
+  const key = uniqueKey('held');
+  try {
+    const holder = (await admin.query("SELECT fence_try_lease($1, '30 s', owner => 'someone else')::bigint AS t",
+      [key])).rows[0].t;
+    const t0 = Date.now();
+    const waiting = fx.acquire(key, { ttlMs: 30000, waitMs: 10000 });
+    const waits = async () => (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE "
+      + "application_name = $1 AND state = 'active' AND query LIKE '%fence\\_lease(%'", [`${app}:own`])).rows[0].n;
+    await eventually('a connection of its own waits in fence_lease', async () => (await waits()) === 1);
+    assert.equal(made.grants(), 1);
+    await sleep(300);
+    await admin.query('SELECT fence_release($1, $2::bigint)', [key, holder]);
+    const lease = await waiting;
+    assert.ok(Date.now() - t0 >= 300, 'it waited');
+    assert.ok(lease.token > BigInt(holder));
+    assert.equal(await status(admin, key, lease.token), 'held');
+    for (const s of await poolTokens(own, 2, key)) assert.deepEqual({ t: s.t, k: s.k }, { t: null, k: null });
+    // Its connection is closed; the watchdog watches it.
+    await eventually('the waiting connection is gone', async () => (await waits()) === 0);
+    await eventually('the watchdog waits', () => waitsForEnd(watchdogPid(fx)));
+    assert.deepEqual(await backends(`${app}:own`), [watchdogPid(fx)]);
+    await breakIt(lease);
+    await lease.release();
+  } finally {
+    await own.end();
+  }
+});
+
+test('a grant on the pool whose answer is lost gives back what it may have taken', async () => {
+  // A pool whose connection drops as the grant's answer comes back.
+  let dropped = 0;
+  const fake = {
+    options: pool.options,
+    Client: pool.Client,
+    query: (...a) => pool.query(...a),
+    connect: async () => {
+      const c = await pool.connect();
+      return {
+        query: async (...a) => {
+          const r = await c.query(...a);
+          if (String(a[0]).includes('fence_forget_token(')) throw new Error('Connection terminated unexpectedly');
+          return r;
+        },
+        release: (err) => {
+          if (err) dropped += 1;
+          c.release(err);
+        },
+      };
+    },
+  };
+  const fx = new Fence(fake);
+  const key = uniqueKey('lostanswer');
+  await assert.rejects(fx.acquire(key, { ttlMs: 30000 }), /Connection terminated unexpectedly/);
+  assert.equal(dropped, 1, 'the connection is not handed on');
+  const n = (await admin.query('SELECT count(*)::int AS n FROM fence_leases WHERE key = $1', [key])).rows[0].n;
+  assert.equal(n, 0, 'the grant was given back');
+});
+
+test('fence 1.3 without fence_forget_token takes each lease on a connection of its own', async () => {
+  const { own, fx, made } = await countedFence(2);
+  fx._server = { multi: true, forget: false }; // as such a server answers
+  try {
+    const lease = await fx.acquire(uniqueKey('noforget'), { ttlMs: 30000 });
+    assert.equal(made.grants(), 1, 'a connection for the grant');
+    await eventually('the watchdog waits', () => waitsForEnd(watchdogPid(fx)));
+    await breakIt(lease);
+    await lease.release();
+  } finally {
+    await own.end();
+  }
+});
+
+test('leases that join the watchdog together cost it one cancel request at a time', async (t) => {
+  const { own, fx, made } = await countedFence(4);
+  const base = uniqueKey('together');
+  const long = await fx.acquire(`${base}:long`, { ttlMs: 30000 });
+  const leases = [];
+  try {
+    await eventually('the watchdog waits', () => waitsForEnd(watchdogPid(fx)));
+    await sleep(300); // the cancel requests of its joining are done
+    const before = made.n;
+    // Twenty grants at once: they join within a few ms of each other, 100
+    // ms after each grant.
+    const granted = [];
+    leases.push(...await Promise.all(Array.from({ length: 20 }, (_, i) => fx.acquire(`${base}:${i}`,
+      { ttlMs: 30000 }).then((l) => { granted.push(performance.now()); return l; }))));
+    await eventually('all are watched', async () => fx._dog._leases.size === 21
+      && !fx._dog._stale() && waitsForEnd(watchdogPid(fx)));
+    // One request at a time, each followed by a pause of 50 ms or more: one
+    // for the first to join, at most one a pause while the others join,
+    // one for the last.
+    const spreadMs = Math.max(...granted) - Math.min(...granted);
+    const allowed = 2 + Math.ceil(spreadMs / 50);
+    const cancels = made.n - before;
+    t.diagnostic(`${cancels} cancel requests, grants over ${Math.round(spreadMs)} ms`);
+    assert.ok(allowed < 20, `the grants came within ${Math.round(spreadMs)} ms`);
+    assert.ok(cancels >= 1 && cancels <= allowed, `${cancels} cancel requests for twenty leases joining`);
+    await breakIt(leases[17]);
+  } finally {
+    await Promise.all([long, ...leases].map((l) => l.release()));
+    await own.end();
   }
 });

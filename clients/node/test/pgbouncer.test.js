@@ -1,7 +1,8 @@
 'use strict';
 // Through PgBouncer in transaction mode, every client sharing one server
-// connection (PGFENCE_TEST_PGBOUNCER_URL): the pool goes through it, each
-// lease's own connection straight to the server (clientConfig).
+// connection (PGFENCE_TEST_PGBOUNCER_URL): the pool goes through it (the
+// grants on a free key included), the watchdog and a wait for a held key
+// straight to the server (clientConfig).
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { setTimeout: sleep } = require('node:timers/promises');
