@@ -605,7 +605,10 @@ class Lease(LeaseBase):
         if self._stop.is_set() or st.lost:
             return
         if st.remaining() <= 0:
-            self._lose(DEADLINE)
+            # On a worker: the on_lost callbacks it runs must not hold up the
+            # timer, and so every other lease's renewals.
+            assert self._timer is not None
+            self._timer.submit(self._lose, DEADLINE)
             return
         if self._renewal is not None and not self._renewal.done():
             # The last try is still stuck: it counts as failed.
