@@ -5,10 +5,15 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.sql.Statement;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
@@ -21,6 +26,9 @@ final class SimplePool implements DataSource, AutoCloseable {
     private final Deque<Connection> idle = new ArrayDeque<>();
     /** While true, no connection is handed out: the server is out of reach, as far as a borrower can tell. */
     volatile boolean down;
+    /** Connections opened so far, and handed out so far. */
+    final AtomicInteger opened = new AtomicInteger();
+    final AtomicInteger borrowed = new AtomicInteger();
 
     SimplePool(String url) {
         this.url = url;
@@ -37,7 +45,9 @@ final class SimplePool implements DataSource, AutoCloseable {
         }
         if (real == null || real.isClosed()) {
             real = DriverManager.getConnection(url);
+            opened.incrementAndGet();
         }
+        borrowed.incrementAndGet();
         Connection physical = real;
         boolean[] returned = {false};
         return (Connection) Proxy.newProxyInstance(SimplePool.class.getClassLoader(),
@@ -72,6 +82,33 @@ final class SimplePool implements DataSource, AutoCloseable {
                         }
                 }
             });
+    }
+
+    /** Makes the pool hold at least {@code n} idle connections. */
+    void fill(int n) throws SQLException {
+        List<Connection> taken = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                taken.add(getConnection());
+            }
+        } finally {
+            for (Connection c : taken) {
+                c.close();
+            }
+        }
+    }
+
+    /** The first column of {@code query}'s first row on each idle connection (none is borrowed meanwhile). */
+    List<String> onEachIdle(String query) throws SQLException {
+        List<String> values = new ArrayList<>();
+        synchronized (idle) {
+            for (Connection c : idle) {
+                try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(query)) {
+                    values.add(rs.next() ? rs.getString(1) : null);
+                }
+            }
+        }
+        return values;
     }
 
     @Override
