@@ -2,6 +2,7 @@ package dev.pgfence;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -48,6 +49,7 @@ final class Watchdog {
     private boolean cancelling; // a cancel request is in flight or due; guarded by lock
     private Thread thread; // guarded by lock
     private PreparedStatement running; // guarded by lock
+    private Connection runningOn; // the connection of running; guarded by lock
 
     Watchdog(Fence fence) {
         this.fence = fence;
@@ -95,6 +97,7 @@ final class Watchdog {
      */
     private void cancelStale(Statement last, int tries) {
         Statement ps;
+        Connection c;
         int n;
         synchronized (lock) {
             if (running == null || issued == added) {
@@ -103,16 +106,37 @@ final class Watchdog {
                 return;
             }
             ps = running;
+            c = runningOn;
             n = ps == last ? tries : 0;
             cancels++;
+        }
+        sendCancel(c, ps);
+        long pause = CANCEL_RETRIES_MS[Math.min(n, CANCEL_RETRIES_MS.length - 1)];
+        fence.scheduler().schedule(() -> cancelStale(ps, n + 1), pause, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Sends a cancel request for the call running on {@code c}. pgJDBC's {@code
+     * Statement.cancel()} sends one per execution: if it reached the server before the call
+     * started, it cancelled nothing, and that statement's later cancel() calls send nothing. The
+     * driver's connection sends one each time it is asked ({@code PGConnection.cancelQuery()},
+     * found by its name: pgfence does not depend on pgJDBC); with another driver, the statement
+     * is asked again.
+     */
+    private static void sendCancel(Connection c, Statement ps) {
+        try {
+            Connection real = c.unwrap(Connection.class);
+            Method cancel = real.getClass().getMethod("cancelQuery");
+            cancel.invoke(real);
+            return;
+        } catch (SQLException | ReflectiveOperationException | RuntimeException e) {
+            // Not pgJDBC (or it failed): the statement's own cancel.
         }
         try {
             ps.cancel();
         } catch (SQLException e) {
             // Closed: its call is over, and the next one watches every lease.
         }
-        long pause = CANCEL_RETRIES_MS[Math.min(n, CANCEL_RETRIES_MS.length - 1)];
-        fence.scheduler().schedule(() -> cancelStale(ps, n + 1), pause, TimeUnit.MILLISECONDS);
     }
 
     private void run() {
@@ -201,6 +225,7 @@ final class Watchdog {
                 issued = snapshot;
                 calls++;
                 running = ps;
+                runningOn = c;
             }
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -210,6 +235,7 @@ final class Watchdog {
                 synchronized (lock) {
                     issued = -1;
                     running = null;
+                    runningOn = null;
                 }
             }
         }
