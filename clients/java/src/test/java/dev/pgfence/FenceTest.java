@@ -491,6 +491,29 @@ class FenceTest {
     }
 
     /**
+     * A grant on the pool whose answer never came back (the connection broke as it returned) may
+     * have been made: what the lease's owner holds of the key is released, and the key is free.
+     */
+    @Test
+    void grantWhoseAnswerIsLostIsReleased() throws Exception {
+        try (SimplePool p = new SimplePool(url)) {
+            Fence f = new Fence(p);
+            try (Lease first = f.acquire("lost:answer", Duration.ofSeconds(30), Duration.ZERO)) {
+                assertTrue(first.token() > 0); // and the server was asked what it has
+            }
+            p.loseAnswerOf = "fence_forget_token";
+            SQLException e = assertThrows(SQLException.class,
+                () -> f.acquire("lost:answer", Duration.ofSeconds(30), Duration.ZERO));
+            assertEquals("08006", e.getSQLState());
+            assertNull(p.loseAnswerOf, "the grant was made, and its answer lost");
+            assertEquals("0", value("SELECT count(*) FROM fence_leases_of('lost:answer')"), "nothing is held");
+            try (Lease again = f.acquire("lost:answer", Duration.ofSeconds(30), Duration.ZERO)) {
+                assertTrue(again.token() > 0, "the key is free");
+            }
+        }
+    }
+
+    /**
      * As with fence 1.2 (no fence_wait_leases_end, no fence_forget_token): each lease is taken on
      * a connection of its own, which then watches it alone.
      */

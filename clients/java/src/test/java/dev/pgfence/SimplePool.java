@@ -5,6 +5,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
@@ -29,6 +30,11 @@ final class SimplePool implements DataSource, AutoCloseable {
     /** Connections opened so far, and handed out so far. */
     final AtomicInteger opened = new AtomicInteger();
     final AtomicInteger borrowed = new AtomicInteger();
+    /**
+     * A statement whose text contains this is run, and then its answer is lost: the connection
+     * breaks (08006) as the statement returns, once.
+     */
+    volatile String loseAnswerOf;
 
     SimplePool(String url) {
         this.url = url;
@@ -75,11 +81,18 @@ final class SimplePool implements DataSource, AutoCloseable {
                         if (returned[0]) {
                             throw new SQLException("connection given back to the pool", "08003");
                         }
+                        Object result;
                         try {
-                            return m.invoke(physical, args);
+                            result = m.invoke(physical, args);
                         } catch (InvocationTargetException e) {
                             throw e.getCause();
                         }
+                        String lose = loseAnswerOf;
+                        if (lose != null && m.getName().equals("prepareStatement") && ((String) args[0]).contains(lose)) {
+                            loseAnswerOf = null;
+                            return losingAnswer((PreparedStatement) result, physical);
+                        }
+                        return result;
                 }
             });
     }
@@ -109,6 +122,24 @@ final class SimplePool implements DataSource, AutoCloseable {
             }
         }
         return values;
+    }
+
+    /** {@code ps}, whose execution runs on the server and then breaks {@code physical}. */
+    private static PreparedStatement losingAnswer(PreparedStatement ps, Connection physical) {
+        return (PreparedStatement) Proxy.newProxyInstance(SimplePool.class.getClassLoader(),
+            new Class<?>[] {PreparedStatement.class}, (p, m, args) -> {
+                Object result;
+                try {
+                    result = m.invoke(ps, args);
+                } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                }
+                if (m.getName().startsWith("execute")) {
+                    physical.close();
+                    throw new SQLException("the test pool lost the answer", "08006");
+                }
+                return result;
+            });
     }
 
     @Override
