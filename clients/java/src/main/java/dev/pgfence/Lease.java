@@ -28,12 +28,12 @@ import java.util.concurrent.TimeUnit;
  * A held lease, from {@link Fence#acquire} until {@link #close()}.
  *
  * <p>While it is held, it renews itself every third of its TTL (less some jitter) through the
- * pool, and a watchdog connection sleeps in {@code fence_wait_leases_end} (the fence's, for all its
- * leases, from 100 ms after the grant) or, with fence 1.2, {@code fence_wait_lease_end} (the
- * lease's own), so that the server tells it the moment the lease ends. A renewal that fails for want of the network leaves the lease
- * <em>suspended</em>, still held until the local deadline: the send time of the last successful
- * renewal (or of the grant) plus the TTL, on {@link System#nanoTime()}, which cannot come after
- * the server's expiry.
+ * pool, and a watchdog connection sleeps in {@code fence_wait_leases_end} (the fence's, for all
+ * its leases, from 100 ms after the grant) or, with fence 1.2, {@code fence_wait_lease_end} (the
+ * lease's own), so that the server tells it the moment the lease ends. A renewal that fails for
+ * want of the network leaves the lease <em>suspended</em>, still held until the local deadline:
+ * the send time of the last successful renewal (or of the grant) plus the TTL, on {@link
+ * System#nanoTime()}, which cannot come after the server's expiry.
  *
  * <p>When the lease is lost, no thread is interrupted: the statements running in its
  * transactions are cancelled ({@link Statement#cancel()}), the next {@link #inTransaction} fails
