@@ -79,7 +79,10 @@ is_deeply(
 		  eachLeaseWatchesItselfWithoutTheSetWait()
 		  killedHoldersLeaseExpires() leaseThroughTransactionPooling()
 		  poolTimeoutsDoNotReachTheWatchdog() pooledConnectionCarriesNoToken()
-		  renewalKeepsAShortLease() serverRestartLosesTheLease())
+		  renewalKeepsAShortLease() serverRestartLosesTheLease()
+		  grantOnAFreeKeyOpensNoConnection() leaseBrokenEarlyIsStillLost()
+		  shortLeasesLeaveTheWatchdogAlone() leaseOnAHeldKeyWaits()
+		  grantWhoseAnswerIsLostIsReleased())
 	],
 	'every test ran');
 # Which way the frozen holder learnt it (the loss, or LF001 from its write).
@@ -88,8 +91,8 @@ note($1) if $out =~ /(frozen holder said: [^\n]*)/;
 my ($found) = $out =~ /\[\s*(\d+) tests found\s*\]/;
 my ($good) = $out =~ /\[\s*(\d+) tests successful\s*\]/;
 my ($bad) = $out =~ /\[\s*(\d+) tests failed\s*\]/;
-is($found, 12, 'the launcher found 12 tests');
-is($good, 12, 'the launcher reports 12 tests successful');
+is($found, 17, 'the launcher found 17 tests');
+is($good, 17, 'the launcher reports 17 tests successful');
 is($bad, 0, 'and 0 failed');
 
 IPC::Run::signal($bouncer, 'TERM');

@@ -7,9 +7,11 @@ import java.util.Properties;
 import javax.sql.DataSource;
 
 /**
- * Where a lease's own connection comes from: the connection that takes the lease and then sleeps
- * in {@code fence_wait_lease_end} for as long as the lease is held. It is held by the lease
- * alone, never shared, and closed when the lease ends.
+ * Where pgfence's own connections come from: the fence's watchdog, which sleeps in {@code
+ * fence_wait_leases_end} while the fence holds leases; a lease's, which waits for a held key in
+ * {@code fence_lease} and is closed once it is granted (with fence 1.2, it takes every lease and
+ * then sleeps in {@code fence_wait_lease_end} for as long as the lease is held). Each is held
+ * by one of them alone, never shared.
  */
 @FunctionalInterface
 public interface ConnectionFactory {

@@ -23,18 +23,31 @@ import javax.sql.DataSource;
  * }</pre>
  *
  * <p>Every lease is detached (owned by a generated name, not by a connection), so any pooled
- * connection can renew and release it. Each lease holds one connection of its own, from the
- * {@link ConnectionFactory} (by default the same DataSource), that takes it and then waits in
- * {@code fence_wait_lease_end}: the server tells the lease the moment it ends. Renewals run every
- * third of the TTL through the pool, on daemon threads of this Fence. A Fence is thread-safe;
- * make one per database and share it.
+ * connection can renew and release it. With fence 1.3 a lease on a free key is taken in one
+ * statement on a pooled connection, which forgets it ({@code fence_forget_token}) and goes back
+ * carrying no token; a connection of the lease's own, from the {@link ConnectionFactory} (by
+ * default the same DataSource), is opened only to wait for a held key. One own connection of this
+ * Fence, its watchdog, then sleeps in {@code fence_wait_leases_end} on every lease held for 100 ms
+ * or more: the server tells a lease the moment it ends. With fence 1.2 each lease is taken on its
+ * own connection, which then waits in {@code fence_wait_lease_end} for it alone. Renewals run
+ * every third of the TTL through the pool, on this Fence's few daemon threads. A Fence is
+ * thread-safe; make one per database and share it.
  */
 public final class Fence {
+    // What the server has, in one round trip. fence_forget_token has a text and a bigint form,
+    // which to_regproc finds ambiguous (NULL), and to_regprocedure fails on PostgreSQL 15 when
+    // fence_token is not to be found: look for the name in pg_proc.
+    static final String SQL_PROBE = "SELECT to_regproc('fence_wait_leases_end') IS NOT NULL, "
+        + "EXISTS (SELECT FROM pg_catalog.pg_proc WHERE proname = 'fence_forget_token' "
+        + "AND pg_catalog.pg_function_is_visible(oid))";
+
     private final DataSource pool;
     private final ConnectionFactory own;
     private final ScheduledThreadPoolExecutor scheduler;
     private final Object dogLock = new Object();
-    private Boolean multi; // has the server fence_wait_leases_end? null: not asked yet; guarded by dogLock
+    private boolean probed; // has the server been asked what it has? guarded by dogLock
+    private boolean multi; // has it fence_wait_leases_end? guarded by dogLock
+    private boolean forget; // has it fence_forget_token? guarded by dogLock
     private Watchdog dog; // guarded by dogLock
 
     /** Leases through {@code pool}; each lease's own connection is taken from it too. */
@@ -52,11 +65,12 @@ public final class Fence {
         this.own = Objects.requireNonNull(ownConnections, "ownConnections");
         AtomicInteger n = new AtomicInteger();
         ThreadFactory threads = r -> {
-            Thread t = new Thread(r, "pgfence-renew-" + n.incrementAndGet());
+            Thread t = new Thread(r, "pgfence-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
-        // A few threads: a renewal stuck on the network holds one for its query timeout.
+        // Renewals, the watchdog's joins and cancel requests, for every lease: a few threads, as
+        // a renewal stuck on the network holds one for its query timeout.
         this.scheduler = new ScheduledThreadPoolExecutor(4, threads);
         this.scheduler.setKeepAliveTime(30, TimeUnit.SECONDS);
         this.scheduler.allowCoreThreadTimeOut(true);
@@ -103,20 +117,50 @@ public final class Fence {
     }
 
     /**
-     * The watchdog of all this fence's leases, if the server has fence_wait_leases_end (asked
-     * once, on {@code c}); else null.
+     * Asks the server once, on {@code c}, whether it has fence_wait_leases_end and
+     * fence_forget_token (both came with fence 1.3). A failure leaves it to be asked again.
      */
-    Watchdog watchdog(Connection c) {
+    private void probe(Connection c) throws SQLException {
         synchronized (dogLock) {
-            if (multi == null) {
-                try (Statement s = c.createStatement();
-                     ResultSet rs = s.executeQuery(Watchdog.SQL_HAS_WAIT_LEASES_END)) {
-                    multi = rs.next() && rs.getBoolean(1);
-                } catch (SQLException e) {
-                    return null; // asked again with the next lease
-                }
+            if (probed) {
+                return;
             }
-            if (!multi) {
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(SQL_PROBE)) {
+                rs.next();
+                multi = rs.getBoolean(1);
+                forget = rs.getBoolean(2);
+            }
+            probed = true;
+        }
+    }
+
+    /**
+     * Has the server fence_forget_token, so that a lease can be taken on a pooled connection
+     * that then carries nothing? Asked once, on {@code c}.
+     */
+    boolean canForget(Connection c) throws SQLException {
+        probe(c);
+        return canForget();
+    }
+
+    /** Has the server fence_forget_token, as far as it has been asked? */
+    boolean canForget() {
+        synchronized (dogLock) {
+            return probed && forget;
+        }
+    }
+
+    /** Not yet asked, or the server has fence_forget_token: worth a pooled connection to try. */
+    boolean mayForget() {
+        synchronized (dogLock) {
+            return !probed || forget;
+        }
+    }
+
+    /** The watchdog of all this fence's leases, if the server has fence_wait_leases_end; else null. */
+    Watchdog watchdog() {
+        synchronized (dogLock) {
+            if (!probed || !multi) {
                 return null;
             }
             if (dog == null) {
@@ -126,10 +170,15 @@ public final class Fence {
         }
     }
 
-    /** As with a server without fence_wait_leases_end (fence 1.2): for the tests. */
+    /**
+     * As with a server of fence 1.2 (neither fence_wait_leases_end nor fence_forget_token): each
+     * lease is taken and watched on a connection of its own. For the tests.
+     */
     void watchEachLeaseAlone() {
         synchronized (dogLock) {
+            probed = true;
             multi = false;
+            forget = false;
         }
     }
 

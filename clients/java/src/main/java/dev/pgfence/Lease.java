@@ -28,11 +28,12 @@ import java.util.concurrent.TimeUnit;
  * A held lease, from {@link Fence#acquire} until {@link #close()}.
  *
  * <p>While it is held, it renews itself every third of its TTL (less some jitter) through the
- * pool, and its own connection sleeps in {@code fence_wait_lease_end}, so that the server tells
- * it the moment the lease ends. A renewal that fails for want of the network leaves the lease
- * <em>suspended</em>, still held until the local deadline: the send time of the last successful
- * renewal (or of the grant) plus the TTL, on {@link System#nanoTime()}, which cannot come after
- * the server's expiry.
+ * pool, and a watchdog connection sleeps in {@code fence_wait_leases_end} (the fence's, for all
+ * its leases, from 100 ms after the grant) or, with fence 1.2, {@code fence_wait_lease_end} (the
+ * lease's own), so that the server tells it the moment the lease ends. A renewal that fails for
+ * want of the network leaves the lease <em>suspended</em>, still held until the local deadline:
+ * the send time of the last successful renewal (or of the grant) plus the TTL, on {@link
+ * System#nanoTime()}, which cannot come after the server's expiry.
  *
  * <p>When the lease is lost, no thread is interrupted: the statements running in its
  * transactions are cancelled ({@link Statement#cancel()}), the next {@link #inTransaction} fails
@@ -46,15 +47,28 @@ public final class Lease implements AutoCloseable {
     static final int OWNER_MAX_BYTES = 48;
     /** How long one fence_wait_lease_end sleeps before it asks again (proving the connection alive). */
     static final Duration WATCHDOG_POLL = Duration.ofSeconds(30);
+    /**
+     * How long a lease is held before it joins the fence's watchdog. Each join costs the watchdog
+     * a cancel request (a connection to the postmaster) and a new call; most leases of a job loop
+     * are released well within this, and then cost it nothing. A loss in the meantime is not
+     * missed: the lease joins all the same, and the call returns at once as it is no longer held.
+     * Renewals stay the fallback throughout.
+     */
+    static final Duration WATCHDOG_JOIN = Duration.ofMillis(100);
 
     // Keys travel as text and tokens as bigint (fence_token takes int8 implicitly, and ::bigint
     // reads one back). A grant also returns the server's start time: a restart ends every lease,
     // which the watchdog checks when it reconnects.
     private static final String GRANTED = "SELECT t::bigint, pg_postmaster_start_time()::text FROM ";
-    static final String SQL_TRY_LEASE = GRANTED
-        + "fence_try_lease(?::text, ?::interval, owner => ?::text) AS t";
-    static final String SQL_LEASE = GRANTED
-        + "fence_lease(?::text, ?::interval, ?::interval, owner => ?::text) AS t";
+    private static final String TRY_LEASE = "fence_try_lease(?::text, ?::interval, owner => ?::text)";
+    private static final String WAIT_LEASE = "fence_lease(?::text, ?::interval, ?::interval, owner => ?::text)";
+    // fence_forget_token(key, grant) (fence 1.3): the session that took it forgets the grant, so
+    // that a pooled connection goes back carrying no token; the lease stays held by its owner.
+    private static final String FORGET = "fence_forget_token(?::text, ";
+    static final String SQL_TRY_LEASE = GRANTED + TRY_LEASE + " AS t";
+    static final String SQL_LEASE = GRANTED + WAIT_LEASE + " AS t";
+    static final String SQL_TRY_LEASE_FORGET = GRANTED + FORGET + TRY_LEASE + ") AS t";
+    static final String SQL_LEASE_FORGET = GRANTED + FORGET + WAIT_LEASE + ") AS t";
     static final String SQL_RENEW = "SELECT fence_renew(?::text, ?::bigint, ?::interval)";
     static final String SQL_RELEASE = "SELECT fence_release(?::text, ?::bigint)";
     static final String SQL_STATUS =
@@ -107,6 +121,8 @@ public final class Lease implements AutoCloseable {
     private volatile Thread watchdog;
     private volatile ScheduledFuture<?> renewTask;
     private volatile ScheduledFuture<?> deadlineTask;
+    private volatile ScheduledFuture<?> joinTask;
+    private boolean joined; // in the fence's watchdog set (once); guarded by lock
 
     private Lease(Fence fence, String key, long token, String owner, Duration ttl, String serverStarted,
                   Connection own, boolean ownAutoCommit, long sentAt) {
@@ -308,6 +324,77 @@ public final class Lease implements AutoCloseable {
             throw new IllegalArgumentException("ttl must be positive: " + ttl);
         }
         String owner = generatedOwner();
+        Lease lease = fence.mayForget() ? tryOnPool(fence, key, ttl, owner) : null;
+        if (lease != null) {
+            return lease;
+        }
+        if (fence.canForget() && wait != null && wait.isZero()) {
+            throw new LeaseUnavailableException(key, wait, null);
+        }
+        return acquireOnOwn(fence, key, ttl, wait, owner);
+    }
+
+    /**
+     * One try on a pooled connection, one statement: the grant, forgotten by the session that
+     * took it, so that the connection goes back carrying no token and no connection is opened
+     * for the lease. Null if the key is held (or the server has no fence_forget_token).
+     */
+    private static Lease tryOnPool(Fence fence, String key, Duration ttl, String owner) throws SQLException {
+        boolean asked = false;
+        long sent;
+        Object[] row;
+        try (Connection c = fence.dataSource().getConnection()) {
+            boolean auto = c.getAutoCommit();
+            if (!auto) {
+                c.setAutoCommit(true);
+            }
+            try {
+                if (!fence.canForget(c)) {
+                    return null;
+                }
+                sent = System.nanoTime();
+                asked = true;
+                row = query(c, SQL_TRY_LEASE_FORGET, 0, key, key, interval(ttl), owner);
+            } finally {
+                if (!auto) {
+                    c.setAutoCommit(false);
+                }
+            }
+        } catch (SQLException e) {
+            if (e instanceof FenceException) {
+                throw e;
+            }
+            if (asked && mayHaveGranted(e)) {
+                releaseOwned(fence, key, owner);
+            }
+            throw FenceException.classify(e);
+        }
+        if (row[0] == null) {
+            return null;
+        }
+        return started(new Lease(fence, key, (Long) row[0], owner, ttl, (String) row[1], null, true, sent), sent);
+    }
+
+    /** A lease just granted, started; given back if it cannot start. */
+    private static Lease started(Lease lease, long sent) throws SQLException {
+        lease.dog = lease.fence.watchdog();
+        try {
+            lease.start(sent);
+        } catch (SQLException | RuntimeException e) {
+            lease.abandon();
+            throw e;
+        }
+        return lease;
+    }
+
+    /**
+     * The grant on a connection of the lease's own: the wait (fence_lease, bounded by its own
+     * timeout), or with fence 1.2 any grant. On fence 1.3 the session forgets it; the connection
+     * is closed once the grant is made (with fence 1.2, it watches the lease until it ends).
+     */
+    private static Lease acquireOnOwn(Fence fence, String key, Duration ttl, Duration wait, String owner)
+            throws SQLException {
+        boolean forget = fence.canForget();
         Connection own = fence.ownConnections().connect();
         boolean handedOver = false;
         boolean asked = false;
@@ -323,26 +410,24 @@ public final class Lease implements AutoCloseable {
             query(own, "SET LOCAL statement_timeout = 0", 0);
             long sent = System.nanoTime();
             asked = true;
-            Object[] row = wait != null && wait.isZero()
-                ? query(own, SQL_TRY_LEASE, 0, key, interval(ttl), owner)
-                : query(own, SQL_LEASE, 0, key, interval(ttl), wait == null ? null : interval(wait), owner);
+            String waitText = wait == null ? null : interval(wait);
+            Object[] row;
+            if (wait != null && wait.isZero()) {
+                // Only without fence_forget_token: with it, a try is made on the pool.
+                row = query(own, SQL_TRY_LEASE, 0, key, interval(ttl), owner);
+            } else {
+                row = forget ? query(own, SQL_LEASE_FORGET, 0, key, key, interval(ttl), waitText, owner)
+                    : query(own, SQL_LEASE, 0, key, interval(ttl), waitText, owner);
+            }
             own.commit();
             own.setAutoCommit(true);
             if (row[0] == null) {
                 throw new LeaseUnavailableException(key, wait, null);
             }
-            Watchdog dog = fence.watchdog(own);
             Lease lease = new Lease(fence, key, (Long) row[0], owner, ttl, (String) row[1], own,
                 ownAutoCommit, sent);
             handedOver = true;
-            lease.dog = dog;
-            try {
-                lease.start(sent);
-            } catch (SQLException | RuntimeException e) {
-                lease.abandon();
-                throw e;
-            }
-            return lease;
+            return started(lease, sent);
         } catch (SQLException e) {
             if (!handedOver) {
                 rollbackQuietly(own);
@@ -370,7 +455,9 @@ public final class Lease implements AutoCloseable {
             // When during the wait it was granted is unknown: renew now for a deadline that
             // cannot be late.
             long again = System.nanoTime();
-            Object[] row = query(own, SQL_RENEW, tryTimeoutSeconds, key, token, ttlText);
+            Connection c = own;
+            Object[] row = c != null ? query(c, SQL_RENEW, tryTimeoutSeconds, key, token, ttlText)
+                : withPool(p -> query(p, SQL_RENEW, tryTimeoutSeconds, key, token, ttlText));
             if (!Boolean.TRUE.equals(row[0])) {
                 throw new LeaseLostException(key, token, How.EXPIRED, null);
             }
@@ -378,11 +465,13 @@ public final class Lease implements AutoCloseable {
         }
         LOG.log(Level.DEBUG, "acquired lease \"{0}\", token {1}, ttl {2}, owner {3}", key, token, ttl, owner);
         if (dog != null) {
-            // The fence's watchdog watches it: its own connection is done.
+            // The fence's watchdog watches it, once it has been held a while: its own
+            // connection (if it had one, for a wait) is done.
             Connection c = own;
             own = null;
             closeOwn(c);
-            dog.add(this);
+            joinTask = fence.scheduler().schedule(this::joinWatchdog, WATCHDOG_JOIN.toNanos(),
+                TimeUnit.NANOSECONDS);
         } else {
             Thread t = new Thread(this::watch, "pgfence-watchdog:" + key);
             t.setDaemon(true);
@@ -391,6 +480,27 @@ public final class Lease implements AutoCloseable {
         }
         scheduleRenewal(nextRenewal());
         scheduleDeadlineCheck();
+    }
+
+    /**
+     * Joins the fence's watchdog set, unless the lease ended first. Under the lease's lock, so
+     * that close() either finds it joined (and takes it out) or keeps it from joining.
+     */
+    private void joinWatchdog() {
+        synchronized (lock) {
+            if (closed || closing || loss != null) {
+                return;
+            }
+            joined = true;
+            dog.add(this);
+        }
+    }
+
+    /** Has the lease joined the fence's watchdog set? For the tests. */
+    boolean joinedWatchdog() {
+        synchronized (lock) {
+            return joined;
+        }
     }
 
     /** The grant failed after it was granted: give it back and free its connection. */
@@ -674,6 +784,10 @@ public final class Lease implements AutoCloseable {
         ScheduledFuture<?> d = deadlineTask;
         if (d != null) {
             d.cancel(false);
+        }
+        ScheduledFuture<?> j = joinTask;
+        if (j != null) {
+            j.cancel(false);
         }
     }
 

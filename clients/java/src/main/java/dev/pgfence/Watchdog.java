@@ -2,6 +2,7 @@ package dev.pgfence;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -19,40 +20,43 @@ import java.util.concurrent.TimeUnit;
  * fence_wait_leases_end} (fence 1.3): one own connection sleeps in one call on the whole set, and
  * the server answers the moment any lease of it ends.
  *
- * <p>A lease taken joins the set; the call running then does not watch it, so the watchdog
- * cancels that call ({@code Statement.cancel()}, a cancel request that leaves the connection
- * usable) and calls again with the new set: the new lease is watched within a round trip. A cancel
- * request that reaches the server before the call starts cancels nothing, so it is sent again while
- * that call still runs. A lease that leaves the set needs no cancel: its release ends the running
- * call by itself. With no lease left, the thread ends and gives its connection back. On a server
- * without the function (fence 1.2) each lease watches itself on a connection of its own.
+ * <p>A lease joins the set once it has been held for {@link Lease#WATCHDOG_JOIN} (most leases
+ * are released before that and never disturb the call); the call running then does not watch it,
+ * so the watchdog cancels that call ({@code Statement.cancel()}, a cancel request that leaves the
+ * connection usable) and calls again with the new set: the new lease is watched within a round
+ * trip. One cancel request is in flight at a time, on the fence's scheduler, for all the leases
+ * that join meanwhile. A cancel request that reaches the server before the call starts cancels
+ * nothing, so it is sent again while that call still runs. A lease that leaves the set needs no
+ * cancel: its release ends the running call by itself. With no lease left, the thread ends and
+ * gives its connection back. On a server without the function (fence 1.2) each lease watches
+ * itself on a connection of its own.
  */
 final class Watchdog {
     private static final Logger LOG = System.getLogger("dev.pgfence");
     /** fence_wait_leases_end watches at most this many leases in one call; the rest rely on renewals. */
     static final int MAX_WATCHED = 10000;
     private static final long[] CANCEL_RETRIES_MS = {50, 100, 200, 500, 1000, 2000, 5000};
-    static final String SQL_HAS_WAIT_LEASES_END = "SELECT to_regproc('fence_wait_leases_end') IS NOT NULL";
     static final String SQL_WAIT_LEASES_END = "SELECT key, token::bigint, status "
         + "FROM fence_wait_leases_end(?::text[], ?::bigint[], ?::interval)";
 
     private final Fence fence;
     private final Object lock = new Object();
     private final Set<Lease> leases = new LinkedHashSet<>(); // guarded by lock
-    private long added; // guarded by lock
+    private long added; // leases added so far; guarded by lock
     private long issued = -1; // the added count the running call watches; guarded by lock
-    private long calls; // guarded by lock
-    private boolean cancelSent; // guarded by lock
+    private long calls; // calls issued so far; guarded by lock
+    private long cancels; // cancel requests sent so far; guarded by lock
+    private boolean cancelling; // a cancel request is in flight or due; guarded by lock
     private Thread thread; // guarded by lock
     private PreparedStatement running; // guarded by lock
+    private Connection runningOn; // the connection of running; guarded by lock
 
     Watchdog(Fence fence) {
         this.fence = fence;
     }
 
     void add(Lease lease) {
-        PreparedStatement toCancel = null;
-        long call = 0;
+        boolean cancel = false;
         synchronized (lock) {
             leases.add(lease);
             added++;
@@ -61,18 +65,13 @@ final class Watchdog {
                 t.setDaemon(true);
                 thread = t;
                 t.start();
-            } else if (issued >= 0 && !cancelSent && running != null) {
-                cancelSent = true;
-                toCancel = running;
-                call = calls;
+            } else if (running != null && !cancelling) {
+                cancelling = true;
+                cancel = true;
             }
         }
-        if (toCancel != null) {
-            PreparedStatement ps = toCancel;
-            long c = call;
-            Thread t = new Thread(() -> cancelCall(ps, c), "pgfence-watchdog-cancel");
-            t.setDaemon(true);
-            t.start();
+        if (cancel) {
+            fence.scheduler().execute(() -> cancelStale(null, 0));
         }
     }
 
@@ -82,26 +81,61 @@ final class Watchdog {
         }
     }
 
-    /** Does call number {@code call} still run, though a lease was added since? */
-    private boolean stale(long call) {
+    /** Calls issued and cancel requests sent so far: for the tests. */
+    long[] counts() {
         synchronized (lock) {
-            return calls == call && issued >= 0 && issued != added;
+            return new long[] {calls, cancels};
         }
     }
 
-    private void cancelCall(Statement ps, long call) {
-        for (long pause : CANCEL_RETRIES_MS) {
-            try {
-                ps.cancel();
-                TimeUnit.MILLISECONDS.sleep(pause);
-            } catch (SQLException e) {
-                return; // closed: its call is over
-            } catch (InterruptedException e) {
+    /**
+     * Cancels the running call while it does not watch every lease added, on the fence's
+     * scheduler. One such cancel request is in flight at a time, however many leases join
+     * meanwhile: the call that follows watches them all. A cancel request that reaches the server
+     * before its call starts cancels nothing, so it is sent again, after a pause that grows, for
+     * as long as that call runs stale; a new call starts the pauses over.
+     */
+    private void cancelStale(Statement last, int tries) {
+        Statement ps;
+        Connection c;
+        int n;
+        synchronized (lock) {
+            if (running == null || issued == added) {
+                // Between calls (the next one watches every lease), or up to date.
+                cancelling = false;
                 return;
             }
-            if (!stale(call)) {
-                return;
-            }
+            ps = running;
+            c = runningOn;
+            n = ps == last ? tries : 0;
+            cancels++;
+        }
+        sendCancel(c, ps);
+        long pause = CANCEL_RETRIES_MS[Math.min(n, CANCEL_RETRIES_MS.length - 1)];
+        fence.scheduler().schedule(() -> cancelStale(ps, n + 1), pause, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Sends a cancel request for the call running on {@code c}. pgJDBC's {@code
+     * Statement.cancel()} sends one per execution: if it reached the server before the call
+     * started, it cancelled nothing, and that statement's later cancel() calls send nothing. The
+     * driver's connection sends one each time it is asked ({@code PGConnection.cancelQuery()},
+     * found by its name: pgfence does not depend on pgJDBC); with another driver, the statement
+     * is asked again.
+     */
+    private static void sendCancel(Connection c, Statement ps) {
+        try {
+            Connection real = c.unwrap(Connection.class);
+            Method cancel = real.getClass().getMethod("cancelQuery");
+            cancel.invoke(real);
+            return;
+        } catch (SQLException | ReflectiveOperationException | RuntimeException e) {
+            // Not pgJDBC (or it failed): the statement's own cancel.
+        }
+        try {
+            ps.cancel();
+        } catch (SQLException e) {
+            // Closed: its call is over, and the next one watches every lease.
         }
     }
 
@@ -110,6 +144,7 @@ final class Watchdog {
         try {
             while (true) {
                 List<Lease> watched = new ArrayList<>();
+                long snapshot;
                 synchronized (lock) {
                     if (leases.isEmpty()) {
                         thread = null;
@@ -122,6 +157,7 @@ final class Watchdog {
                         }
                         watched.add(l);
                     }
+                    snapshot = added;
                 }
                 if (conn == null) {
                     conn = open();
@@ -132,7 +168,7 @@ final class Watchdog {
                 }
                 List<Object[]> ended = new ArrayList<>();
                 try {
-                    call(conn.c, watched, ended);
+                    call(conn.c, watched, snapshot, ended);
                 } catch (SQLException e) {
                     if ("57014".equals(e.getSQLState())) {
                         continue; // a lease was added: ask again
@@ -165,7 +201,12 @@ final class Watchdog {
         }
     }
 
-    private void call(Connection c, List<Lease> watched, List<Object[]> ended) throws SQLException {
+    /**
+     * One fence_wait_leases_end on {@code watched}, the set as it was when {@code snapshot} leases
+     * had been added; nothing if one was added since (the caller asks again with it).
+     */
+    private void call(Connection c, List<Lease> watched, long snapshot, List<Object[]> ended)
+            throws SQLException {
         String[] keys = new String[watched.size()];
         Long[] tokens = new Long[watched.size()];
         for (int i = 0; i < keys.length; i++) {
@@ -178,10 +219,13 @@ final class Watchdog {
             ps.setString(3, Lease.interval(Lease.WATCHDOG_POLL));
             ps.setQueryTimeout((int) Lease.WATCHDOG_POLL.toSeconds() + 15);
             synchronized (lock) {
-                issued = added;
+                if (snapshot != added) {
+                    return;
+                }
+                issued = snapshot;
                 calls++;
-                cancelSent = false;
                 running = ps;
+                runningOn = c;
             }
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -191,6 +235,7 @@ final class Watchdog {
                 synchronized (lock) {
                     issued = -1;
                     running = null;
+                    runningOn = null;
                 }
             }
         }

@@ -22,11 +22,13 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -258,10 +260,19 @@ class FenceTest {
             Fence f = new Fence(p);
             List<Lease> leases = new ArrayList<>();
             try {
+                long first = System.nanoTime();
                 for (int i = 0; i < 20; i++) {
                     leases.add(f.acquire("twenty:" + i, Duration.ofSeconds(30), Duration.ZERO));
                 }
+                long spread = (System.nanoTime() - first) / 1_000_000;
+                waitFor(() -> leases.stream().allMatch(Lease::joinedWatchdog), 5000, "all twenty joined the watchdog");
                 waitFor(() -> waits(app) == 1, 5000, "one backend waits for all twenty");
+                // They joined as they were granted, 100 ms later. One cancel request at a time,
+                // the next at least 50 ms later, serves all that joined meanwhile (and one more
+                // may follow a call that the request reached before it started).
+                long cancels = f.watchdog().counts()[1];
+                assertTrue(cancels <= spread / 50 + 3,
+                    cancels + " cancel requests for 20 leases granted over " + spread + " ms");
                 for (int i : new int[] {13, 19, 0}) {
                     long broken = System.nanoTime();
                     value("SELECT fence_break('twenty:" + i + "')");
@@ -301,7 +312,211 @@ class FenceTest {
         }
     }
 
-    /** As with fence 1.2 (no fence_wait_leases_end): each lease watches itself on a connection of its own. */
+    /** Backends of the applications whose names start with {@code prefix}. */
+    static String backends(String prefix) throws SQLException {
+        return value("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE '" + prefix + "%'");
+    }
+
+    /** Own connections from DriverManager, counted. */
+    static ConnectionFactory counted(String app, AtomicInteger opened) {
+        ConnectionFactory real = ConnectionFactory.fromUrl(withApp(app), null);
+        return () -> {
+            opened.incrementAndGet();
+            return real.connect();
+        };
+    }
+
+    /**
+     * A lease on a free key is taken in one statement on a pooled connection: no connection is
+     * opened for it (neither by the pool nor for the lease's own), no backend starts, and no
+     * pooled connection carries its token afterwards, the one that took it included; nor once it
+     * has joined the watchdog, which was already awake for another lease.
+     */
+    @Test
+    void grantOnAFreeKeyOpensNoConnection() throws Exception {
+        String app = "pgfence-free";
+        AtomicInteger ownOpened = new AtomicInteger();
+        try (SimplePool p = new SimplePool(withApp(app))) {
+            Fence f = new Fence(p, counted(app + "-own", ownOpened));
+            try (Lease warm = f.acquire("free:warm", Duration.ofSeconds(30), Duration.ZERO)) {
+                waitFor(() -> waits(app + "-own") == 1, 5000, "the watchdog waits for the first lease");
+                p.fill(3);
+                int poolBefore = p.opened.get();
+                int ownBefore = ownOpened.get();
+                String before = backends(app);
+                try (Lease lease = f.acquire("free:me", Duration.ofSeconds(30), Duration.ZERO)) {
+                    assertEquals(poolBefore, p.opened.get(), "the pool opened no connection");
+                    assertEquals(ownBefore, ownOpened.get(), "no own connection was opened");
+                    assertEquals(before, backends(app), "no backend started");
+                    List<String> tokens = p.onEachIdle("SELECT fence_current_token()::text");
+                    assertEquals(3, tokens.size(), "every pooled connection is idle");
+                    assertEquals(Arrays.asList(null, null, null), tokens, "no pooled connection carries a token");
+                    assertEquals("held", value("SELECT fence_lease_status('free:me', " + lease.token() + ")"));
+                    waitFor(lease::joinedWatchdog, 2000, "the lease joins the watchdog");
+                    waitFor(() -> waits(app + "-own") == 1, 5000, "the watchdog waits for both");
+                    assertEquals(poolBefore, p.opened.get(), "still no connection opened");
+                    assertEquals(ownBefore, ownOpened.get(), "still no own connection opened");
+                    assertEquals(before, backends(app), "still no backend started");
+                    assertEquals(Arrays.asList(null, null, null), p.onEachIdle("SELECT fence_current_token()::text"),
+                        "still no pooled connection carries a token");
+                    assertEquals(String.valueOf(lease.token()),
+                        lease.inTransaction(c -> value(c, "SELECT fence_current_token()::text")),
+                        "its transactions carry its token");
+                }
+            }
+        }
+        assertEquals("0", value("SELECT count(*) FROM fence_leases WHERE key LIKE 'free:%'"));
+    }
+
+    /**
+     * A lease broken before it joined the watchdog (in its first 100 ms) is still told lost
+     * within a second, long before a renewal would find out: when it joins, the watchdog's call
+     * returns at once.
+     */
+    @Test
+    void leaseBrokenEarlyIsStillLost() throws Exception {
+        for (int i = 0; ; i++) {
+            Lease lease = fence.acquire("early:" + i, Duration.ofSeconds(30), Duration.ZERO);
+            long broken = System.nanoTime();
+            value("SELECT fence_break('early:" + i + "')");
+            if (lease.joinedWatchdog()) {
+                // Slower than 100 ms: not what this test is about. Again, with a new key.
+                try {
+                    lease.close();
+                } catch (LeaseLostException expected) {
+                    // If the watchdog told it already.
+                }
+                assertTrue(i < 4, "a break within 100 ms of the grant, in 5 tries");
+                continue;
+            }
+            assertEquals(How.BROKEN, lease.lost().get(1, TimeUnit.SECONDS).how());
+            long took = (System.nanoTime() - broken) / 1_000_000;
+            assertTrue(took < 1000, "within a second: " + took + " ms");
+            assertTrue(lease.joinedWatchdog(), "the watchdog told it");
+            assertThrows(LeaseLostException.class, lease::close);
+            return;
+        }
+    }
+
+    /**
+     * Leases released within 100 ms never join the watchdog: it sleeps on in the same call, and
+     * no cancel request is sent for them.
+     */
+    @Test
+    void shortLeasesLeaveTheWatchdogAlone() throws Exception {
+        String app = "pgfence-short";
+        try (SimplePool p = new SimplePool(withApp(app))) {
+            Fence f = new Fence(p);
+            try (Lease warm = f.acquire("short:warm", Duration.ofSeconds(30), Duration.ZERO)) {
+                waitFor(() -> waits(app) == 1, 5000, "the watchdog waits for the first lease");
+                Watchdog dog = f.watchdog();
+                waitFor(() -> dog.counts()[0] > 0, 5000, "the watchdog's call was issued");
+                String failed = null;
+                // A machine too busy to take and release within 100 ms tries again.
+                for (int round = 0; round < 3; round++) {
+                    long[] before = dog.counts();
+                    int joined = 0;
+                    for (int i = 0; i < 20; i++) {
+                        Lease l = f.acquire("short:" + i, Duration.ofSeconds(30), Duration.ZERO);
+                        l.close();
+                        joined += l.joinedWatchdog() ? 1 : 0;
+                    }
+                    Thread.sleep(200);
+                    long[] after = dog.counts();
+                    if (joined == 0 && after[0] == before[0] && after[1] == before[1]) {
+                        failed = null;
+                        break;
+                    }
+                    failed = "20 short leases disturbed the watchdog: " + joined + " joined, "
+                        + (after[0] - before[0]) + " calls, " + (after[1] - before[1]) + " cancel requests";
+                }
+                assertNull(failed);
+                assertEquals(1, waits(app), "the watchdog sleeps on");
+                assertFalse(warm.isLost());
+            }
+        }
+        assertEquals("0", value("SELECT count(*) FROM fence_leases WHERE key LIKE 'short:%'"));
+    }
+
+    /**
+     * A lease on a held key: with no wait, refused at once without a connection; with a wait,
+     * waits on a connection of its own and is granted when the holder releases. That connection
+     * (from the pool here) goes back to the pool carrying no token.
+     */
+    @Test
+    void leaseOnAHeldKeyWaits() throws Exception {
+        String app = "pgfence-wait";
+        try (SimplePool p = new SimplePool(withApp(app))) {
+            Fence f = new Fence(p);
+            Lease holder = fence.acquire("wait:me", Duration.ofSeconds(30), Duration.ZERO);
+            Lease warm = f.acquire("wait:warm", Duration.ofSeconds(30), Duration.ZERO);
+            try {
+                // The watchdog's connection is out of the pool already; two are idle.
+                waitFor(() -> waits(app) == 1, 5000, "the watchdog waits for the first lease");
+                p.fill(2);
+                int opened = p.opened.get();
+                int borrowed = p.borrowed.get();
+                assertThrows(LeaseUnavailableException.class,
+                    () -> f.acquire("wait:me", Duration.ofSeconds(30), Duration.ZERO));
+                assertEquals(opened, p.opened.get(), "a try opens no connection");
+                assertEquals(borrowed + 1, p.borrowed.get(), "a try is one pooled connection's statement");
+                CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return f.acquire("wait:me", Duration.ofSeconds(30), Duration.ofSeconds(10));
+                    } catch (SQLException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                waitFor(() -> "1".equals(value("SELECT count(*) FROM fence_lease_waiters_of('wait:me')")), 5000,
+                    "the waiter queues for the key");
+                assertEquals("1", value("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app
+                    + "' AND state = 'active' AND query LIKE '%fence\\_lease(%'"), "it waits on a connection");
+                assertEquals(1, p.onEachIdle("SELECT 1").size(), "of its own, out of the pool");
+                assertFalse(waiter.isDone(), "it waits while the key is held");
+                holder.close();
+                Lease lease = waiter.get(5, TimeUnit.SECONDS);
+                try (lease) {
+                    assertTrue(lease.token() > holder.token());
+                    assertEquals("held", value("SELECT fence_lease_status('wait:me', " + lease.token() + ")"));
+                    List<String> tokens = p.onEachIdle("SELECT fence_current_token()::text");
+                    assertEquals(2, tokens.size(), "the waiting connection went back to the pool");
+                    assertEquals(Arrays.asList(null, null), tokens, "no pooled connection carries a token");
+                }
+                assertEquals(opened, p.opened.get(), "the wait's connection came from the pool");
+            } finally {
+                holder.close();
+                warm.close();
+            }
+        }
+    }
+
+    /**
+     * A grant on the pool whose answer never came back (the connection broke as it returned) may
+     * have been made: what the lease's owner holds of the key is released, and the key is free.
+     */
+    @Test
+    void grantWhoseAnswerIsLostIsReleased() throws Exception {
+        try (SimplePool p = new SimplePool(url)) {
+            Fence f = new Fence(p);
+            try (Lease first = f.acquire("lost:answer", Duration.ofSeconds(30), Duration.ZERO)) {
+                assertTrue(first.token() > 0); // and the server was asked what it has
+            }
+            p.loseAnswerOf = "fence_forget_token";
+            SQLException e = assertThrows(SQLException.class,
+                () -> f.acquire("lost:answer", Duration.ofSeconds(30), Duration.ZERO));
+            assertEquals("08006", e.getSQLState());
+            assertNull(p.loseAnswerOf, "the grant was made, and its answer lost");
+            assertEquals("0", value("SELECT count(*) FROM fence_leases_of('lost:answer')"), "nothing is held");
+            try (Lease again = f.acquire("lost:answer", Duration.ofSeconds(30), Duration.ZERO)) {
+                assertTrue(again.token() > 0, "the key is free");
+            }
+        }
+    }
+
+    /**
+     * As with fence 1.2 (no fence_wait_leases_end, no fence_forget_token): each lease is taken on
+     * a connection of its own, which then watches it alone.
+     */
     @Test
     void eachLeaseWatchesItselfWithoutTheSetWait() throws Exception {
         String app = "pgfence-alone";
@@ -311,6 +526,10 @@ class FenceTest {
             try (Lease a = f.acquire("alone:a", Duration.ofSeconds(30), Duration.ZERO)) {
                 Lease b = f.acquire("alone:b", Duration.ofSeconds(30), Duration.ZERO);
                 waitFor(() -> waits(app) == 2, 5000, "two watchdogs wait");
+                // Each was taken on the connection that then watches it: two connections
+                // borrowed, both kept (fence_forget_token is not used, as 1.2 has none).
+                assertEquals(2, p.borrowed.get(), "one connection a lease");
+                assertEquals(0, p.onEachIdle("SELECT 1").size(), "each kept by its lease");
                 value("SELECT fence_break('alone:b')");
                 assertEquals(How.BROKEN, b.lost().get(1, TimeUnit.SECONDS).how());
                 assertFalse(a.lost().isDone());

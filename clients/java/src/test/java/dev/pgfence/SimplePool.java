@@ -5,10 +5,16 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.sql.Statement;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
@@ -21,6 +27,14 @@ final class SimplePool implements DataSource, AutoCloseable {
     private final Deque<Connection> idle = new ArrayDeque<>();
     /** While true, no connection is handed out: the server is out of reach, as far as a borrower can tell. */
     volatile boolean down;
+    /** Connections opened so far, and handed out so far. */
+    final AtomicInteger opened = new AtomicInteger();
+    final AtomicInteger borrowed = new AtomicInteger();
+    /**
+     * A statement whose text contains this is run, and then its answer is lost: the connection
+     * breaks (08006) as the statement returns, once.
+     */
+    volatile String loseAnswerOf;
 
     SimplePool(String url) {
         this.url = url;
@@ -37,7 +51,9 @@ final class SimplePool implements DataSource, AutoCloseable {
         }
         if (real == null || real.isClosed()) {
             real = DriverManager.getConnection(url);
+            opened.incrementAndGet();
         }
+        borrowed.incrementAndGet();
         Connection physical = real;
         boolean[] returned = {false};
         return (Connection) Proxy.newProxyInstance(SimplePool.class.getClassLoader(),
@@ -65,12 +81,64 @@ final class SimplePool implements DataSource, AutoCloseable {
                         if (returned[0]) {
                             throw new SQLException("connection given back to the pool", "08003");
                         }
+                        Object result;
                         try {
-                            return m.invoke(physical, args);
+                            result = m.invoke(physical, args);
                         } catch (InvocationTargetException e) {
                             throw e.getCause();
                         }
+                        String lose = loseAnswerOf;
+                        if (lose != null && m.getName().equals("prepareStatement") && ((String) args[0]).contains(lose)) {
+                            loseAnswerOf = null;
+                            return losingAnswer((PreparedStatement) result, physical);
+                        }
+                        return result;
                 }
+            });
+    }
+
+    /** Makes the pool hold at least {@code n} idle connections. */
+    void fill(int n) throws SQLException {
+        List<Connection> taken = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                taken.add(getConnection());
+            }
+        } finally {
+            for (Connection c : taken) {
+                c.close();
+            }
+        }
+    }
+
+    /** The first column of {@code query}'s first row on each idle connection (none is borrowed meanwhile). */
+    List<String> onEachIdle(String query) throws SQLException {
+        List<String> values = new ArrayList<>();
+        synchronized (idle) {
+            for (Connection c : idle) {
+                try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(query)) {
+                    values.add(rs.next() ? rs.getString(1) : null);
+                }
+            }
+        }
+        return values;
+    }
+
+    /** {@code ps}, whose execution runs on the server and then breaks {@code physical}. */
+    private static PreparedStatement losingAnswer(PreparedStatement ps, Connection physical) {
+        return (PreparedStatement) Proxy.newProxyInstance(SimplePool.class.getClassLoader(),
+            new Class<?>[] {PreparedStatement.class}, (p, m, args) -> {
+                Object result;
+                try {
+                    result = m.invoke(ps, args);
+                } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                }
+                if (m.getName().startsWith("execute")) {
+                    physical.close();
+                    throw new SQLException("the test pool lost the answer", "08006");
+                }
+                return result;
             });
     }
 
