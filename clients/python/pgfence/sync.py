@@ -119,9 +119,8 @@ class Fence(FenceBase["Lease"]):
     def _capabilities(self, conn: "Optional[psycopg.Connection[Any]]" = None) -> None:
         """Ask the server, once, what it has of fence 1.3 (on conn, or on a
         pooled connection)."""
-        with self._dog_lock:
-            if self._multi is not None:
-                return
+        if self._multi is not None:     # known: no lock needed to read it
+            return
         if conn is not None:
             row = conn.execute(watch.SQL_CAPABILITIES).fetchone()
         else:
@@ -133,6 +132,9 @@ class Fence(FenceBase["Lease"]):
     def _watchdog(self, conn: "Optional[psycopg.Connection[Any]]" = None) -> "Optional[_Watchdog]":
         """The watchdog of all this fence's leases, if the server has
         fence_wait_leases_end."""
+        dog = self._dog
+        if dog is not None:
+            return dog
         self._capabilities(conn)
         with self._dog_lock:
             if not self._multi:
@@ -142,6 +144,9 @@ class Fence(FenceBase["Lease"]):
             return self._dog
 
     def _timer(self) -> Timer:
+        timer = self._timer_obj
+        if timer is not None:
+            return timer
         with self._dog_lock:
             if self._timer_obj is None:
                 self._timer_obj = Timer("pgfence-timer")
@@ -292,6 +297,7 @@ class Lease(LeaseBase):
         self._threads: List[threading.Thread] = []
         self._dog: Optional[_Watchdog] = None
         self._timer: Optional[Timer] = None
+        self._joined = False    # in the watchdog's set (under _stop_lock)
         self._due: List[Entry] = []
         # The renewal in flight (see _renew_due), and how many were sent.
         self._renewal: "Optional[concurrent.futures.Future[Any]]" = None
@@ -358,8 +364,8 @@ class Lease(LeaseBase):
         with self._stop_lock:
             self._stop.set()
             st.releasing = True
-            if self._dog is not None:
-                self._dog.remove(self)
+            if self._joined:
+                self._dog.remove(self)  # type: ignore[union-attr]
         for entry in self._due:
             entry.cancel()
         self._due = []
@@ -371,7 +377,8 @@ class Lease(LeaseBase):
             t.join(timeout=2.0)
         lost_before = st.how
         self._release()
-        self._close_own()
+        if self._own is not None:
+            self._close_own()
         self._finish()
         if exc_type is None and lost_before is not None and lost_before != RELEASED:
             raise LeaseLostError(self.key, st.token, lost_before, cause=st.lost_cause)
@@ -458,6 +465,7 @@ class Lease(LeaseBase):
             if self._stop.is_set() or self._held().lost or self._dog is None:
                 return
             self._dog.add(self)
+            self._joined = True
         self._renew_at(renew_at)
 
     def _translate(self, e: psycopg.Error) -> BaseException:
@@ -492,7 +500,7 @@ class Lease(LeaseBase):
             return None
 
     def _release(self) -> None:
-        params = self._params()
+        params = {"key": self.key, "token": self._held().token}
         try:
             with self._fence.pool.connection(timeout=max(self._timing.try_timeout, 1.0)) as conn:
                 self._held().release_result(_row(conn.execute(cfg.SQL_RELEASE, params))[0])
