@@ -5,17 +5,29 @@
 # what is tested: the block marked <!-- jobs-setup --> makes the table in a
 # fresh database for each run, and each block marked <!-- jobs-test: FILE -->
 # is written to FILE and run: pg-boss and graphile-worker (npm, the versions
-# pinned in test/jobs/package.json, installed into a scratch directory),
-# Celery (Debian's python3-celery, with a redis-server started here on
-# loopback) and a cron job (sh and psql).
+# pinned in test/jobs/package.json, installed into a scratch directory
+# beside the Node.js client, clients/node, packed with npm pack and
+# installed from its tarball), Celery (Debian's python3-celery, with a
+# redis-server started here on loopback, and the Python client,
+# clients/python, on PYTHONPATH over Debian's psycopg) and a cron job (sh
+# and psql, by hand).
 #
 # Each framework runs twice, with the same worker code: once on a table
-# without fence's trigger (fence_unprotect: the framework alone), once with
-# it.  Worker A takes the job and is frozen (SIGSTOP of its process group)
-# during its last piece of work, after its last fence_renew; the framework
-# gives the job to worker B once its expiry has passed; B writes; A is
-# woken (SIGCONT) and writes what it computed.  Without the trigger A's
-# write lands over B's; with it A gets LF001 and B's result stands.
+# without fence's trigger (fence_unprotect), once with it.  Worker A takes
+# the job and is frozen (SIGSTOP of its process group) during its last
+# piece of work, after its last renewal; the framework gives the job to
+# worker B once its expiry has passed; B writes; A is woken (SIGCONT) and
+# goes on to write what it computed.  In both runs B getting the job while A
+# is alive and mid-job is what the framework alone gives.  The hand-written
+# cron job, checking its lease only by fence_renew before its last step,
+# writes over B without the trigger.  The clients also learn of the loss
+# from the server, and A may stop on that alone (LeaseLostError) before its
+# write (as it does when the machine is not too busy), or its write may
+# reach the server first: without the trigger either is accepted, and the
+# note of each run says which (the client's own check is a race that only
+# the trigger closes).  With the trigger A's late write never lands, A
+# stops (the clients' LeaseLostError or StaleTokenError, the cron job's
+# LF001), and B's result stands.
 #
 # graphile-worker's lock lasts 4 hours and cannot be shortened: the test
 # moves its lock 4 hours back and fence's lease clock (fence.test_clock) 4
@@ -103,8 +115,8 @@ sub reap
 	}
 }
 
-# The first match of $re in the log within $secs seconds ($1 if it has a
-# group), or undef.
+# The first match of $re in the log within $secs seconds (its first group
+# that matched, if it has groups), or undef.
 sub wait_line
 {
 	my ($log, $re, $secs) = @_;
@@ -112,7 +124,7 @@ sub wait_line
 	while (1)
 	{
 		my $text = -e $log ? slurp_file($log) : '';
-		return $1 // $& if $text =~ $re;
+		return (grep { defined } @{^CAPTURE})[0] // $& if $text =~ $re;
 		return undef if time > $deadline;
 		usleep(100_000);
 	}
@@ -124,10 +136,31 @@ sub show_log
 	diag("$log:\n" . (-e $log ? slurp_file($log) : '(none)'));
 }
 
-# The npm packages, into the scratch directory.
-my $npm_ok = npm_install($dir, "$FindBin::RealBin/../jobs/package.json",
+# The Node.js client, packed as it would be published (from a scratch copy,
+# without anything installed beside its sources), then the npm packages and
+# that tarball, into the scratch directory.
+my ($out, $err) = ('', '');
+my $packed = IPC::Run::run([ 'cp', '-R', "$src/clients/node", "$dir/pgfence-src" ],
+	'>', \$out, '2>', \$err)
+  && IPC::Run::run(
+	[
+		'npm', 'pack', '--silent', '--pack-destination', $dir,
+		"--cache=$dir/npm-cache", "$dir/pgfence-src"
+	],
+	'>', \$out, '2>', \$err,
+	IPC::Run::timeout(120));
+chomp $out;
+ok($packed && -f "$dir/$out", 'npm pack made the Node.js client\'s tarball')
+  or diag("$out$err");
+my $jobs_json = slurp_file("$FindBin::RealBin/../jobs/package.json");
+$jobs_json =~ s/("dependencies": \{\n)/$1    "pgfence": "file:$dir\/$out",\n/
+  or die 'test/jobs/package.json has no dependencies';
+open(my $pj, '>', "$dir/jobs.json") or die "$dir/jobs.json: $!";
+print $pj $jobs_json;
+close $pj;
+my $npm_ok = npm_install($dir, "$dir/jobs.json",
 	'pg-boss and graphile-worker');
-ok($npm_ok, 'npm installed pg-boss and graphile-worker');
+ok($npm_ok, 'npm installed pg-boss, graphile-worker and the packed pgfence');
 
 # Redis for Celery, on loopback, without persistence.
 my $redis_port = PostgreSQL::Test::Cluster::get_free_port();
@@ -142,7 +175,7 @@ $ENV{PGHOST} = $node->host;
 $ENV{PGPORT} = $node->port;
 $ENV{PGUSER} = scalar getpwuid($<);
 $ENV{CELERY_BROKER_URL} = "redis://127.0.0.1:$redis_port/0";
-$ENV{PYTHONPATH} = $dir;
+$ENV{PYTHONPATH} = "$dir:$src/clients/python";
 
 my @celery = ('/usr/bin/python3', '-m', 'celery', '-A', 'celery_reports', 'worker',
 	'--pool=solo', '--without-gossip', '--without-mingle', '--without-heartbeat',
@@ -254,21 +287,34 @@ for my $fw ('pg-boss', 'graphile-worker', 'Celery', 'cron')
 
 		# A wakes up and writes what it computed.
 		kill 'CONT', -$a;
-		my $a_end = wait_line($a_log, qr/(?:worker|run) \d+ (wrote|LF001 on) report:1/, 30) // 'nothing';
+		# "wrote", or how A stopped: "LF001" (by hand), or the client's error.
+		my $a_end = wait_line($a_log,
+			qr/(?:worker|run) \d+ (?:(wrote) report:1|(LF001) on report:1|lost report:1 \((\w+)\))/,
+			30) // 'nothing';
 		my $body = $node->safe_psql($db, 'SELECT body FROM reports WHERE id = 1');
+		my $stops = $fw eq 'cron' ? qr/^LF001$/ : qr/^(LeaseLostError|StaleTokenError)$/;
 		if ($fenced)
 		{
-			is($a_end, 'LF001 on', "$what: A's late write gets LF001, and A stops")
+			like($a_end, $stops, "$what: A's late write does not land, and A stops")
 			  or show_log($a_log);
 			is($body, "built by $b_name", "$what: B's result stands");
 		}
-		else
+		elsif ($fw eq 'cron')
 		{
 			is($a_end, 'wrote', "$what: A's late write succeeds") or show_log($a_log);
 			is($body, "built by $a_name", "$what: A's result overwrote B's");
 		}
+		else
+		{
+			# The client's own check races A's write: either may win.
+			like($a_end, qr/^(wrote|LeaseLostError)$/,
+				"$what: A, woken, writes or stops on the client's check")
+			  or show_log($a_log);
+			is($body, 'built by ' . ($a_end eq 'wrote' ? $a_name : $b_name),
+				"$what: the row holds the result of the last writer");
+		}
 		reap($a, $b);
-		note(sprintf("%s: %.1f s", $what, time - $t0));
+		note(sprintf("%s: %.1f s, A: %s", $what, time - $t0, $a_end));
 	}
 }
 
