@@ -144,6 +144,7 @@ fence_missing_packages() {
 				/usr/bin/python3 -c 'import celery' 2>/dev/null || missing+=(python3-celery)
 				/usr/bin/python3 -c 'import redis' 2>/dev/null || missing+=(python3-redis)
 				/usr/bin/python3 -c 'import psycopg' 2>/dev/null || missing+=(python3-psycopg)
+				/usr/bin/python3 -c 'import psycopg_pool' 2>/dev/null || missing+=(python3-psycopg-pool)
 				command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 				command -v node >/dev/null 2>&1 || missing+=(nodejs)
 				command -v npm >/dev/null 2>&1 || missing+=(npm)

@@ -234,7 +234,8 @@ class AsyncLease(LeaseBase):
     async def transaction(self) -> AsyncIterator["psycopg.AsyncConnection[Any]"]:
         """A transaction on a pooled connection that writes with this lease's token
         (for this transaction only; the connection goes back to the pool
-        carrying none)."""
+        carrying none).  Lost by the end of the block, it rolls back and
+        raises LeaseLostError."""
         self.check()
         async with self._fence.pool.connection() as conn:
             self._active.add(conn)
@@ -244,6 +245,10 @@ class AsyncLease(LeaseBase):
                         self.check()
                         await conn.execute(cfg.SQL_USE_TOKEN, {"token": self.token, "key": self.key})
                         yield conn
+                        # Lost while the block ran: roll back what it wrote rather
+                        # than commit it (the trigger would refuse a stale write, but
+                        # not one that was current when it ran).
+                        self.check()
                     except asyncio.CancelledError:
                         if conn.pgconn.transaction_status == TransactionStatus.ACTIVE:
                             # A statement was running: stop it in the server.

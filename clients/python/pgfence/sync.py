@@ -310,7 +310,9 @@ class Lease(LeaseBase):
         The token is set with fence_use_token for this transaction only, so
         the connection goes back to the pool carrying none.  If the lease is
         lost while a statement runs, the statement is cancelled and the
-        block raises LeaseLostError.
+        block raises LeaseLostError; if it is lost by the end of the block,
+        the transaction is rolled back, not committed, and the block raises
+        LeaseLostError.
         """
         self.check()
         with self._fence.pool.connection() as conn:
@@ -322,6 +324,10 @@ class Lease(LeaseBase):
                         self.check()
                         conn.execute(cfg.SQL_USE_TOKEN, {"token": self.token, "key": self.key})
                         yield conn
+                        # Lost while the block ran: roll back what it wrote rather
+                        # than commit it (the trigger would refuse a stale write, but
+                        # not one that was current when it ran).
+                        self.check()
                 finally:
                     with self._active_lock:
                         self._active.discard(conn)

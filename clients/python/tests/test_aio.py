@@ -358,3 +358,16 @@ async def test_lease_broken_before_it_joins_the_watchdog_is_lost_at_once(afx, ad
             await asyncio.sleep(10)
     assert time.monotonic() - start < 1.0
     assert ei.value.how == "broken"
+
+
+async def test_lost_before_commit_rolls_back(afx, admin, key, jobs):
+    """Lost while the transaction's block runs: the task is cancelled, the
+    transaction rolled back, not committed, and the block raises
+    LeaseLostError."""
+    with pytest.raises(pgfence.LeaseLostError):
+        async with afx.lease(key, ttl=30) as lease:
+            async with lease.transaction() as conn:
+                await conn.execute(f"UPDATE {jobs} SET result = 'written, then lost' WHERE id = 1")
+                await asyncio.to_thread(admin.execute, "SELECT fence_break(%s::text)", (key,))
+                await asyncio.sleep(5)
+    assert admin.execute(f"SELECT result FROM {jobs}").fetchone()[0] == "pending"

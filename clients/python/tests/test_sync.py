@@ -460,3 +460,16 @@ def test_grant_whose_answer_is_lost_is_given_back(dsn, admin, key):
         t.join(15)
         assert len(errors) == 1 and isinstance(errors[0], psycopg.OperationalError), errors
         assert wait_for(lambda: leases_of(admin, key) == [])
+
+
+def test_lost_before_commit_rolls_back(fx, admin, key, jobs):
+    """A lease lost while its transaction's block runs: the block's writes
+    are rolled back, not committed, and the block raises LeaseLostError."""
+    with pytest.raises(pgfence.LeaseLostError), fx.lease(key, ttl=30) as lease:
+        with pytest.raises(pgfence.LeaseLostError) as ei:
+            with lease.transaction() as conn:
+                conn.execute(f"UPDATE {jobs} SET result = 'written, then lost' WHERE id = 1")
+                admin.execute("SELECT fence_break(%s::text)", (key,))
+                assert lease.lost.wait(2.0)
+        assert ei.value.how == "broken"
+    assert admin.execute(f"SELECT result FROM {jobs}").fetchone()[0] == "pending"
