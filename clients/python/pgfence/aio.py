@@ -22,7 +22,7 @@ from ._core import config as cfg
 from ._core.config import Seconds, logger
 from ._core.errors import (CONNECTION, DEADLINE, LOCK_NOT_AVAILABLE, RELEASED, FenceError,
                            LeaseLostError, LeaseUnavailableError, classify)
-from ._core.base import FenceBase, LeaseBase
+from ._core.base import FenceBase, LeaseBase, ended_by_block, ended_early_error
 from ._core.state import how_from_server
 from ._core import watch
 
@@ -211,6 +211,15 @@ async def _drain(conn: "psycopg.AsyncConnection[Any]") -> None:
     await conn.wait(generators.fetch_many(conn.pgconn))
 
 
+async def _roll_back_quietly(conn: "psycopg.AsyncConnection[Any]") -> None:
+    """Roll back a failed transaction before its connection goes back to
+    the pool; a broken connection the pool discards."""
+    if not conn.closed and conn.info.transaction_status in (TransactionStatus.INTRANS,
+                                                            TransactionStatus.INERROR):
+        with contextlib.suppress(Exception):
+            await conn.rollback()
+
+
 class AsyncLease(LeaseBase):
     """A held lease, inside its ``async with`` block (see AsyncFence.lease)."""
 
@@ -237,29 +246,46 @@ class AsyncLease(LeaseBase):
         carrying none).  Lost by the end of the block, it rolls back and
         raises LeaseLostError."""
         self.check()
+        ended_early = False
         async with self._fence.pool.connection() as conn:
             self._active.add(conn)
             try:
-                async with conn.transaction():
+                try:
+                    self.check()
+                    await conn.execute(self._begin_sql(conn), prepare=False)
                     try:
-                        self.check()
-                        await conn.execute(cfg.SQL_USE_TOKEN, {"token": self.token, "key": self.key})
                         yield conn
+                        ended_early = ended_by_block(conn)
                         # Lost while the block ran: roll back what it wrote rather
                         # than commit it (the trigger would refuse a stale write, but
                         # not one that was current when it ran).
                         self.check()
-                    except asyncio.CancelledError:
-                        if conn.pgconn.transaction_status == TransactionStatus.ACTIVE:
-                            # A statement was running: stop it in the server.
-                            _cancel_server(conn)
-                            with contextlib.suppress(Exception):
-                                await _drain(conn)
+                    except psycopg.Rollback as e:
+                        # As conn.transaction() does: roll back, and end the block quietly.
+                        await conn.rollback()
+                        if e.transaction is not None:
+                            raise
+                        return
+                    except BaseException:
+                        await _roll_back_quietly(conn)
                         raise
-            except psycopg.Error as e:
-                raise (await self._translate(e)) from e
+                    if not ended_early:
+                        await conn.commit()
+                except asyncio.CancelledError:
+                    if conn.pgconn.transaction_status == TransactionStatus.ACTIVE:
+                        # A statement was running: stop it in the server.
+                        _cancel_server(conn)
+                        with contextlib.suppress(Exception):
+                            await _drain(conn)
+                    await _roll_back_quietly(conn)
+                    raise
+                except psycopg.Error as e:
+                    await _roll_back_quietly(conn)
+                    raise (await self._translate(e)) from e
             finally:
                 self._active.discard(conn)
+        if ended_early:
+            raise ended_early_error()
 
     async def __aenter__(self) -> "AsyncLease":
         self._enter_once()

@@ -29,7 +29,7 @@ from ._core import config as cfg
 from ._core.config import Seconds, logger
 from ._core.errors import (CONNECTION, DEADLINE, LOCK_NOT_AVAILABLE, RELEASED, FenceError,
                            LeaseLostError, LeaseUnavailableError, classify)
-from ._core.base import FenceBase, LeaseBase
+from ._core.base import FenceBase, LeaseBase, ended_by_block, ended_early_error
 from ._core.state import how_from_server
 from ._core import watch
 from ._core.timer import Entry, Timer
@@ -274,6 +274,16 @@ def _usable(conn: Any) -> bool:
     return not conn.closed and conn.info.transaction_status == TransactionStatus.IDLE
 
 
+def _roll_back_quietly(conn: "psycopg.Connection[Any]") -> None:
+    """Roll back a failed transaction before its connection goes back to
+    the pool (which would do it, with a warning); a broken connection the
+    pool discards."""
+    if not conn.closed and conn.info.transaction_status in (TransactionStatus.INTRANS,
+                                                            TransactionStatus.INERROR):
+        with contextlib.suppress(Exception):
+            conn.rollback()
+
+
 def _cancel(conn: "psycopg.Connection[Any]") -> None:
     with contextlib.suppress(Exception):
         conn.cancel()
@@ -315,24 +325,40 @@ class Lease(LeaseBase):
         LeaseLostError.
         """
         self.check()
+        ended_early = False
         with self._fence.pool.connection() as conn:
             with self._active_lock:
                 self._active.add(conn)
             try:
                 try:
-                    with conn.transaction():
-                        self.check()
-                        conn.execute(cfg.SQL_USE_TOKEN, {"token": self.token, "key": self.key})
+                    self.check()
+                    conn.execute(self._begin_sql(conn), prepare=False)
+                    try:
                         yield conn
+                        ended_early = ended_by_block(conn)
                         # Lost while the block ran: roll back what it wrote rather
                         # than commit it (the trigger would refuse a stale write, but
                         # not one that was current when it ran).
                         self.check()
-                finally:
-                    with self._active_lock:
-                        self._active.discard(conn)
-            except psycopg.Error as e:
-                raise self._translate(e) from e
+                    except psycopg.Rollback as e:
+                        # As conn.transaction() does: roll back, and end the block quietly.
+                        conn.rollback()
+                        if e.transaction is not None:
+                            raise
+                        return
+                    except BaseException:
+                        _roll_back_quietly(conn)
+                        raise
+                    if not ended_early:
+                        conn.commit()
+                except psycopg.Error as e:
+                    _roll_back_quietly(conn)
+                    raise self._translate(e) from e
+            finally:
+                with self._active_lock:
+                    self._active.discard(conn)
+        if ended_early:
+            raise ended_early_error()
 
     # -- the block ------------------------------------------------------------
 

@@ -371,3 +371,24 @@ async def test_lost_before_commit_rolls_back(afx, admin, key, jobs):
                 await asyncio.to_thread(admin.execute, "SELECT fence_break(%s::text)", (key,))
                 await asyncio.sleep(5)
     assert admin.execute(f"SELECT result FROM {jobs}").fetchone()[0] == "pending"
+
+
+async def test_transaction_quoted_key_ended_early_and_rollback(afx, admin, jobs):
+    """The asyncio transaction: one simple query opens it with the key
+    quoted (more transactions than psycopg's prepare threshold); a block
+    that commits itself raises ProgrammingError; psycopg.Rollback() rolls
+    back quietly."""
+    key = "it's a \\ key " + jobs
+    admin.execute(f"SELECT fence_unprotect('{jobs}')")
+    admin.execute("SELECT fence_protect(%s, lease => %s)", (jobs, key))
+    async with afx.lease(key, ttl=30) as lease:
+        for i in range(8):
+            async with lease.transaction() as conn:
+                await conn.execute(f"UPDATE {jobs} SET result = %s WHERE id = 1", (f"write {i}",))
+        with pytest.raises(psycopg.ProgrammingError, match="ended its transaction itself"):
+            async with lease.transaction() as conn:
+                await conn.commit()
+        async with lease.transaction() as conn:
+            await conn.execute(f"UPDATE {jobs} SET result = 'rolled back' WHERE id = 1")
+            raise psycopg.Rollback()
+    assert admin.execute(f"SELECT result, fence::bigint FROM {jobs}").fetchone() == ("write 7", lease.token)

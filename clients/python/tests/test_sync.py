@@ -473,3 +473,52 @@ def test_lost_before_commit_rolls_back(fx, admin, key, jobs):
                 assert lease.lost.wait(2.0)
         assert ei.value.how == "broken"
     assert admin.execute(f"SELECT result FROM {jobs}").fetchone()[0] == "pending"
+
+
+def test_transaction_many_on_one_lease_with_a_quoted_key(fx, admin, jobs):
+    """BEGIN and fence_use_token go as one simple query with the key quoted
+    by the connection: a key with a quote and a backslash, used by more
+    transactions than psycopg's prepare threshold, names the lease the
+    table is protected with."""
+    key = "it's a \\ key " + jobs
+    admin.execute(f"SELECT fence_unprotect('{jobs}')")
+    admin.execute("SELECT fence_protect(%s, lease => %s)", (jobs, key))
+    with fx.lease(key, ttl=30) as lease:
+        for i in range(8):
+            with lease.transaction() as conn:
+                assert conn.execute("SELECT fence_current_token(%s::text)::bigint",
+                                    (key,)).fetchone()[0] == lease.token
+                conn.execute(f"UPDATE {jobs} SET result = %s WHERE id = 1", (f"write {i}",))
+    assert admin.execute(f"SELECT result, fence::bigint FROM {jobs}").fetchone() == ("write 7", lease.token)
+
+
+def test_transaction_ended_inside_its_block_raises(fx, admin, key, jobs):
+    """A block that commits its transaction itself raises ProgrammingError
+    at its end (what ran after the commit carried no token), and its
+    connection goes back to the pool idle."""
+    with fx.lease(key, ttl=30) as lease:
+        with pytest.raises(psycopg.ProgrammingError, match="ended its transaction itself"):
+            with lease.transaction() as conn:
+                conn.execute(f"UPDATE {jobs} SET result = 'committed early' WHERE id = 1")
+                conn.commit()
+                assert conn.execute("SELECT fence_current_token()").fetchone()[0] is None
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        with lease.transaction() as conn:
+            conn.execute(f"UPDATE {jobs} SET result = 'fenced' WHERE id = 1")
+    assert admin.execute(f"SELECT result, fence::bigint FROM {jobs}").fetchone() == ("fenced", lease.token)
+
+
+def test_rollback_in_a_transaction_block(fx, admin, key, jobs):
+    """psycopg.Rollback() ends the block quietly, its writes rolled back, as
+    in conn.transaction(); another error rolls back and propagates."""
+    with fx.lease(key, ttl=30) as lease:
+        with lease.transaction() as conn:
+            conn.execute(f"UPDATE {jobs} SET result = 'rolled back' WHERE id = 1")
+            raise psycopg.Rollback()
+        with pytest.raises(ZeroDivisionError):
+            with lease.transaction() as conn:
+                conn.execute(f"UPDATE {jobs} SET result = 'failed' WHERE id = 1")
+                1 / 0
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert not lease.lost.is_set()
+    assert admin.execute(f"SELECT result FROM {jobs}").fetchone()[0] == "pending"

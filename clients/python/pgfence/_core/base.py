@@ -3,6 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Dict, Generic, Optional, Tuple, TypeVar, Union, cast
 
+import psycopg
+from psycopg import sql as psycopg_sql
+from psycopg.pq import TransactionStatus
+
 from . import config as cfg
 from .config import Seconds
 from .errors import RELEASED, LeaseLostError, LeaseNotHeldError, LeaseUnavailableError, classify
@@ -22,6 +26,7 @@ class LeaseBase:
         self._timing = cfg.Timing.for_ttl(self.ttl, renew_timeout)
         self._state: Optional[LeaseState] = None
         self._entered = False
+        self._begin: Optional[bytes] = None
 
     @property
     def token(self) -> int:
@@ -125,9 +130,38 @@ class LeaseBase:
             return LeaseLostError(self.key, st.token, st.how, cause=e), False
         return e, False
 
+    def _begin_sql(self, conn: Any) -> bytes:
+        """BEGIN and fence_use_token(token, key) as one simple query: a
+        transaction of lease.transaction() opens in one round trip, not
+        two.  The token and the key are bound here, the key quoted by
+        conn's own rules; the text is the same for every transaction of
+        the lease (run it with prepare=False: a prepared statement holds
+        one command)."""
+        sql = self._begin
+        if sql is None:
+            key = psycopg_sql.Literal(self.key).as_bytes(conn)
+            sql = self._begin = b"BEGIN; SELECT fence_use_token(%d::bigint, %s::text)" % (
+                self._held().token, key)
+        return sql
+
     def _params(self) -> Dict[str, Any]:
         return {"key": self.key, "token": self._held().token, "ttl": cfg.interval(self.ttl),
                 "timeout": cfg.interval(cfg.WATCHDOG_POLL), "owner": self.owner}
+
+
+def ended_by_block(conn: Any) -> bool:
+    """Whether the block of lease.transaction() ended its transaction
+    itself (a commit() or a ROLLBACK of its own)."""
+    return bool(conn.pgconn.transaction_status == TransactionStatus.IDLE)
+
+
+def ended_early_error() -> psycopg.ProgrammingError:
+    """What a block that ended its own transaction raises at its end: what
+    it ran after that ran outside the transaction, without the token."""
+    return psycopg.ProgrammingError(
+        "the block of lease.transaction() ended its transaction itself; what it ran "
+        "after that ran outside it, without the lease's token (leave the commit to "
+        "the end of the block)")
 
 
 def check_permits(permits: int) -> int:

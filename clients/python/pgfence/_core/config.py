@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import logging
+import itertools
 import os
 import random
 import secrets
@@ -52,20 +53,23 @@ def interval(value: float) -> _dt.timedelta:
     return _dt.timedelta(seconds=value)
 
 
-_owner_head: Optional[Tuple[int, str]] = None
+_owner_head: Optional[Tuple[int, str, "itertools.count[int]"]] = None
 
 
 def generated_owner() -> str:
-    """A name no other process uses: host, pid and 48 random bits, within 48 bytes."""
+    """A name no other lease uses: host, pid, 48 random bits drawn once a
+    process (a pid comes back after a restart) and a count, within 48 bytes."""
     global _owner_head
     pid = os.getpid()
-    if _owner_head is None or _owner_head[0] != pid:
+    head = _owner_head
+    if head is None or head[0] != pid:
         # Once a process (a forked child has a pid of its own).
         host = socket.gethostname().split(".")[0] or "host"
-        tail = f":{pid}:"
-        room = OWNER_MAX_BYTES - len(tail.encode()) - 12
-        _owner_head = (pid, ("pgfence:" + host).encode()[:room].decode("utf-8", "ignore") + tail)
-    return _owner_head[1] + secrets.token_hex(6)
+        tail = f":{pid}:{secrets.token_hex(6)}:"
+        room = OWNER_MAX_BYTES - len(tail.encode()) - 10
+        head = _owner_head = (pid, ("pgfence:" + host).encode()[:room].decode("utf-8", "ignore") + tail,
+                              itertools.count(1))
+    return f"{head[1]}{next(head[2]):x}"
 
 
 def check_owner(owner: str) -> str:
