@@ -19,7 +19,7 @@ import concurrent.futures
 import contextlib
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple, Union
 
 import psycopg
 from psycopg.pq import TransactionStatus
@@ -313,8 +313,7 @@ class Lease(LeaseBase):
         self._renewal: "Optional[concurrent.futures.Future[Any]]" = None
         self._renewals = 0
 
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator["psycopg.Connection[Any]"]:
+    def transaction(self) -> "_Transaction":
         """A transaction on a pooled connection that writes with this lease's token.
 
         The token is set with fence_use_token for this transaction only, so
@@ -324,41 +323,7 @@ class Lease(LeaseBase):
         the transaction is rolled back, not committed, and the block raises
         LeaseLostError.
         """
-        self.check()
-        ended_early = False
-        with self._fence.pool.connection() as conn:
-            with self._active_lock:
-                self._active.add(conn)
-            try:
-                try:
-                    self.check()
-                    conn.execute(self._begin_sql(conn), prepare=False)
-                    try:
-                        yield conn
-                        ended_early = ended_by_block(conn)
-                        # Lost while the block ran: roll back what it wrote rather
-                        # than commit it (the trigger would refuse a stale write, but
-                        # not one that was current when it ran).
-                        self.check()
-                    except psycopg.Rollback as e:
-                        # As conn.transaction() does: roll back, and end the block quietly.
-                        conn.rollback()
-                        if e.transaction is not None:
-                            raise
-                        return
-                    except BaseException:
-                        _roll_back_quietly(conn)
-                        raise
-                    if not ended_early:
-                        conn.commit()
-                except psycopg.Error as e:
-                    _roll_back_quietly(conn)
-                    raise self._translate(e) from e
-            finally:
-                with self._active_lock:
-                    self._active.discard(conn)
-        if ended_early:
-            raise ended_early_error()
+        return _Transaction(self)
 
     # -- the block ------------------------------------------------------------
 
@@ -431,16 +396,18 @@ class Lease(LeaseBase):
         sent = time.monotonic()
         given_back = False
         try:
-            with fence.pool.connection() as conn:
-                try:
-                    row = conn.execute(sql, params).fetchone()
-                except BaseException as e:
-                    # A grant may have come before the failure: give it back
-                    # on this very session if it still works, so that it
-                    # forgets the token too (the statement may have stopped
-                    # between the grant and the forget).
-                    given_back = not self._may_have_granted(e) or self._release_owned_on(conn)
-                    raise
+            conn = fence.pool.getconn()
+            try:
+                row = conn.execute(sql, params).fetchone()
+            except BaseException as e:
+                # A grant may have come before the failure: give it back
+                # on this very session if it still works, so that it
+                # forgets the token too (the statement may have stopped
+                # between the grant and the forget).
+                given_back = not self._may_have_granted(e) or self._release_owned_on(conn)
+                raise
+            finally:
+                fence.pool.putconn(conn)
         except PoolTimeout:
             raise
         except BaseException as e:
@@ -533,9 +500,13 @@ class Lease(LeaseBase):
 
     def _release(self) -> None:
         params = {"key": self.key, "token": self._held().token}
+        pool = self._fence.pool
         try:
-            with self._fence.pool.connection(timeout=max(self._timing.try_timeout, 1.0)) as conn:
+            conn = pool.getconn(timeout=max(self._timing.try_timeout, 1.0))
+            try:
                 self._held().release_result(_row(conn.execute(cfg.SQL_RELEASE, params))[0])
+            finally:
+                pool.putconn(conn)
             return
         except Exception as e:
             first = e
@@ -712,3 +683,74 @@ class Lease(LeaseBase):
 
 
 Fence._lease_class = Lease
+
+
+class _Transaction:
+    """lease.transaction(): a connection from the pool, in a transaction that
+    carries the lease's token, for the length of a with block.
+
+    A class rather than a generator, and the pool's getconn and putconn
+    rather than its connection() (a generator too, which also enters the
+    connection's own with block, a no-op in autocommit): this is on every
+    job's path, and the grant and the release take their connections the
+    same way."""
+
+    __slots__ = ("_lease", "_conn")
+
+    def __init__(self, lease: Lease):
+        self._lease = lease
+        self._conn: "Optional[psycopg.Connection[Any]]" = None
+
+    def __enter__(self) -> "psycopg.Connection[Any]":
+        lease = self._lease
+        lease.check()
+        conn = lease._fence.pool.getconn()
+        with lease._active_lock:
+            lease._active.add(conn)
+        try:
+            lease.check()
+            conn.execute(lease._begin_sql(conn), prepare=False)
+        except BaseException as e:
+            self._give_back(conn, roll_back=True)
+            if isinstance(e, psycopg.Error):
+                raise lease._translate(e) from e
+            raise
+        self._conn = conn
+        return conn
+
+    def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> bool:
+        lease, conn = self._lease, self._conn
+        assert conn is not None
+        self._conn = None
+        if exc is not None:
+            self._give_back(conn, roll_back=True)
+            if isinstance(exc, psycopg.Rollback):
+                # As conn.transaction() does: end the block quietly.
+                return exc.transaction is None
+            if isinstance(exc, psycopg.Error):
+                raise lease._translate(exc) from exc
+            return False
+        if ended_by_block(conn):
+            self._give_back(conn, roll_back=False)
+            raise ended_early_error()
+        try:
+            # Lost while the block ran: roll back what it wrote rather than
+            # commit it (the trigger would refuse a stale write, but not one
+            # that was current when it ran).
+            lease.check()
+            conn.commit()
+        except BaseException as e:
+            self._give_back(conn, roll_back=True)
+            if isinstance(e, psycopg.Error):
+                raise lease._translate(e) from e
+            raise
+        self._give_back(conn, roll_back=False)
+        return False
+
+    def _give_back(self, conn: "psycopg.Connection[Any]", roll_back: bool) -> None:
+        lease = self._lease
+        with lease._active_lock:
+            lease._active.discard(conn)
+        if roll_back:
+            _roll_back_quietly(conn)
+        lease._fence.pool.putconn(conn)
