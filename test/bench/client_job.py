@@ -6,10 +6,11 @@ usage: client_job.py MODE CONNINFO PROCESSES SECONDS ROWS
 MODE is one of
   pgfence      with fx.lease(key, ttl=30) as lease:
                    with lease.transaction() as conn: UPDATE the row
+               (5 round trips: the client sends BEGIN and fence_use_token as one)
   sql          what a careful user writes by hand on the pool, without
                renewal or watchdog: fence_lease of a detached lease with an
                owner; a transaction with fence_use_token(token, key) and the
-               UPDATE; fence_release by token
+               UPDATE; fence_release by token (6 round trips)
 
 PROCESSES worker processes (fork), each with a psycopg_pool.ConnectionPool of
 its own (min_size = max_size = 2, autocommit), each on ROWS rows of its own
