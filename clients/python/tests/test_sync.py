@@ -286,6 +286,36 @@ def test_network_stall_past_the_deadline_loses_the_lease(dsn, admin, key):
         assert took <= 1.5 + 0.3, took
 
 
+def test_deadline_loss_callbacks_do_not_hold_up_other_leases(dsn, admin, key):
+    """A lease lost at its local deadline runs its on_lost callbacks off the
+    timer thread: one that blocks delays neither the other leases' renewals
+    nor their own deadline losses."""
+    from psycopg_pool import ConnectionPool
+    from netproxy import Proxy
+    release_slow = threading.Event()
+    with Proxy(dsn) as proxy, \
+            ConnectionPool(proxy.dsn, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
+        fx = pgfence.Fence(pool, renew_timeout=0.3)
+        try:
+            # Leaving the blocks of leases lost meanwhile raises LeaseLostError.
+            with pytest.raises(pgfence.LeaseLostError), contextlib.ExitStack() as stack:
+                slow = stack.enter_context(fx.lease(key + ":slow", ttl=1.0))
+                slow.on_lost(lambda err: release_slow.wait(10))
+                other = stack.enter_context(fx.lease(key + ":other", ttl=1.5))
+                proxy.hold()
+                held_at = time.monotonic()
+                assert slow.lost.wait(3)
+                assert other.lost.wait(3)
+                took = time.monotonic() - held_at
+                assert (slow.how, other.how) == ("deadline", "deadline")
+                assert took <= 1.5 + 0.5, took
+                proxy.flow()
+                release_slow.set()
+        finally:
+            release_slow.set()
+        fx.close()
+
+
 def test_twenty_leases_one_watchdog(dsn, admin, key):
     """All the leases of a Fence are watched by one backend; a break of any is
     pushed within a second."""
