@@ -20,3 +20,20 @@ func WatchdogCounts(f *Fence) (calls, cancels int64) {
 	}
 	return w.calls.Load(), w.cancelRequests.Load()
 }
+
+// ServerHas makes f take the server to have (or lack) fence_wait_leases_end
+// (multi) and fence_forget_token (forget), as such a server answers.  For
+// the tests.
+func ServerHas(f *Fence, multi, forget bool) {
+	f.dogMu.Lock()
+	f.caps = serverCaps{asked: true, multi: multi, forget: forget}
+	f.dogMu.Unlock()
+}
+
+// ReleaseOwned gives back what owner holds of key through f's pool, as
+// after a grant whose answer was lost, and returns the statement it ran.
+// For the tests.
+func ReleaseOwned(f *Fence, key, owner string) string {
+	(&Lease{f: f, key: key, owner: owner}).releaseOwned(nil)
+	return f.releaseOwnedSQL()
+}

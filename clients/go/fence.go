@@ -76,6 +76,18 @@ func (f *Fence) capabilities(ctx context.Context) (serverCaps, error) {
 	return f.caps, nil
 }
 
+// releaseOwnedSQL: what gives back this owner's grant of a key whose answer
+// was lost.  With fence_forget_token (fence 1.3) it reads only that key's
+// leases; otherwise (fence 1.2, or not asked yet) every lease of the server.
+func (f *Fence) releaseOwnedSQL() string {
+	f.dogMu.Lock()
+	defer f.dogMu.Unlock()
+	if f.caps.asked && f.caps.forget {
+		return sqlReleaseOwnedOfKey
+	}
+	return sqlReleaseOwned
+}
+
 // Option configures a Fence.
 type Option func(*Fence)
 

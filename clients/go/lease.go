@@ -550,13 +550,14 @@ func (l *Lease) grantOwn(ctx context.Context) error {
 func (l *Lease) releaseOwned(conn rowQuerier) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	sql := l.f.releaseOwnedSQL()
 	var n int64
 	err := errors.New("no connection")
 	if conn != nil {
-		err = conn.QueryRow(ctx, sqlReleaseOwned, l.key, l.owner).Scan(&n)
+		err = conn.QueryRow(ctx, sql, l.key, l.owner).Scan(&n)
 	}
 	if err != nil {
-		err = l.f.pool.QueryRow(ctx, sqlReleaseOwned, l.key, l.owner).Scan(&n)
+		err = l.f.pool.QueryRow(ctx, sql, l.key, l.owner).Scan(&n)
 	}
 	if err != nil {
 		l.f.logf("pgfence: could not check lease %q after an interrupted grant: %v", l.key, err)

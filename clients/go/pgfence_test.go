@@ -920,6 +920,54 @@ func TestInterruptedPoolGrantReleased(t *testing.T) {
 	}
 }
 
+// The statement that gives back a grant whose answer was lost reads only
+// that key's leases (fence_leases_of) when the server has fence 1.3's
+// fence_forget_token, and fence_leases, every lease of the server,
+// otherwise.  Each releases what the owner holds of the key, and nothing of
+// another owner's.
+func TestReleaseOwnedReadsOneKey(t *testing.T) {
+	admin, key, _ := setup(t, 2)
+	const ofKey = "SELECT count(fence_release(l.key, l.token)) FROM fence_leases_of($1::text) l " +
+		"WHERE l.owner = $2::text"
+	const ofAll = "SELECT count(fence_release(l.key, l.token)) FROM fence_leases l " +
+		"WHERE l.database = current_database() AND l.key = $1::text AND l.owner = $2::text"
+	const owner = "pgfence-test-lost-grant"
+	for i, c := range []struct {
+		what          string
+		asked         bool
+		multi, forget bool
+		want          string
+	}{
+		{"fence 1.3", true, true, true, ofKey},
+		{"fence 1.2", true, false, false, ofAll},
+		{"fence 1.3 without fence_forget_token", true, true, false, ofAll},
+		{"not asked yet", false, false, false, ofAll},
+	} {
+		fx := pgfence.New(admin, pgfence.WithLogger(t.Logf))
+		if c.asked {
+			pgfence.ServerHas(fx, c.multi, c.forget)
+		}
+		mine := fmt.Sprintf("%s:%d:mine", key, i)
+		theirs := fmt.Sprintf("%s:%d:theirs", key, i)
+		exec1(t, admin, "SELECT fence_forget_token($1::text, fence_try_lease($1::text, '30 s', owner => $2::text))", mine, owner)
+		exec1(t, admin, "SELECT fence_forget_token($1::text, fence_try_lease($1::text, '30 s', owner => 'someone else'))", theirs)
+		if got := pgfence.ReleaseOwned(fx, mine, owner); got != c.want {
+			t.Errorf("%s: the release ran %q, want %q", c.what, got, c.want)
+		}
+		pgfence.ReleaseOwned(fx, theirs, owner)
+		var held []string
+		if err := admin.QueryRow(context.Background(),
+			"SELECT coalesce(array_agg(key ORDER BY key), '{}') FROM fence_leases WHERE key = ANY($1::text[])",
+			[]string{mine, theirs}).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if len(held) != 1 || held[0] != theirs {
+			t.Errorf("%s: held after the release: %v, want only %s", c.what, held, theirs)
+		}
+		exec1(t, admin, "SELECT fence_release(key, token) FROM fence_leases WHERE key = $1", theirs)
+	}
+}
+
 // Twenty leases that join the watchdog at about the same time, while it
 // sleeps on another, share its cancel requests: one at a time is in
 // flight, and the call made next watches them all.

@@ -48,7 +48,11 @@ const (
 	sqlServerStarted = "SELECT pg_postmaster_start_time()"
 	// What this owner holds of the key after a grant whose answer never
 	// came back (the wait or the statement was interrupted): released by
-	// its token.
+	// its token.  fence_leases_of (fence 1.3, as fence_forget_token is)
+	// reads that key's leases only; fence_leases, for a server of fence
+	// 1.2, reads every lease of the server.
+	sqlReleaseOwnedOfKey = "SELECT count(fence_release(l.key, l.token)) FROM fence_leases_of($1::text) l " +
+		"WHERE l.owner = $2::text"
 	sqlReleaseOwned = "SELECT count(fence_release(l.key, l.token)) FROM fence_leases l " +
 		"WHERE l.database = current_database() AND l.key = $1::text AND l.owner = $2::text"
 )

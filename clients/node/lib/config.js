@@ -124,8 +124,13 @@ const SQL = {
     + 'FROM fence_wait_leases_end($1::text[], $2::bigint[], $3::interval)',
   serverStarted: 'SELECT pg_postmaster_start_time() AS started',
   useToken: 'SELECT fence_use_token($1::bigint, $2::text)',
-  // What this owner holds of the key after a wait that was abandoned (a
-  // grant may have come just then): released by its token.
+  // What this owner holds of the key after a grant whose answer was lost
+  // (a wait abandoned, a connection broken: a grant may have come just
+  // then): released by its token.  fence_leases_of (fence 1.3, as
+  // fence_forget_token is) reads that key's leases only; fence_leases, for
+  // a server of fence 1.2, reads every lease of the server.
+  releaseOwnedOfKey: 'SELECT fence_release(l.key, l.token) FROM fence_leases_of($1::text) l '
+    + 'WHERE l.owner = $2::text',
   releaseOwned: 'SELECT fence_release(l.key, l.token) FROM fence_leases l '
     + 'WHERE l.database = current_database() AND l.key = $1::text AND l.owner = $2::text',
 };

@@ -284,9 +284,16 @@ class Fence extends EventEmitter {
     return this._server;
   }
 
+  // What gives back this owner's grant of a key whose answer was lost:
+  // with fence_forget_token (fence 1.3) the statement that reads only that
+  // key's leases, else (fence 1.2, or not asked) the one that reads them all.
+  _releaseOwnedSql() {
+    return this._server && this._server.forget ? cfg.SQL.releaseOwnedOfKey : cfg.SQL.releaseOwned;
+  }
+
   async _releaseOwned(spec) {
     try {
-      await withTimeout(this.pool.query(cfg.SQL.releaseOwned, [spec.key, spec.owner]), 10000, 'the release');
+      await withTimeout(this.pool.query(this._releaseOwnedSql(), [spec.key, spec.owner]), 10000, 'the release');
     } catch (e) {
       this.emit('warning', null, new Error(
         `could not check lease "${spec.key}" after an abandoned wait (${e.message})`, { cause: e }));

@@ -689,12 +689,17 @@ test('a lease on a held key waits on a connection of its own and is granted at t
 });
 
 test('a grant on the pool whose answer is lost gives back what it may have taken', async () => {
-  // A pool whose connection drops as the grant's answer comes back.
+  // A pool whose connection drops as the grant's answer comes back, and
+  // which notes the statements run on it directly.
   let dropped = 0;
+  const ran = [];
   const fake = {
     options: pool.options,
     Client: pool.Client,
-    query: (...a) => pool.query(...a),
+    query: (...a) => {
+      ran.push(String(a[0]));
+      return pool.query(...a);
+    },
     connect: async () => {
       const c = await pool.connect();
       return {
@@ -716,6 +721,44 @@ test('a grant on the pool whose answer is lost gives back what it may have taken
   assert.equal(dropped, 1, 'the connection is not handed on');
   const n = (await admin.query('SELECT count(*)::int AS n FROM fence_leases WHERE key = $1', [key])).rows[0].n;
   assert.equal(n, 0, 'the grant was given back');
+  assert.deepEqual(ran.filter((q) => q.includes('fence_release(')), [releaseOwnedOfKey],
+    'by the statement that reads only that key\'s leases');
+});
+
+// The statements that give back a grant whose answer was lost, as
+// lib/config.js has them.
+const releaseOwnedOfKey = 'SELECT fence_release(l.key, l.token) FROM fence_leases_of($1::text) l '
+  + 'WHERE l.owner = $2::text';
+const releaseOwnedOfAll = 'SELECT fence_release(l.key, l.token) FROM fence_leases l '
+  + 'WHERE l.database = current_database() AND l.key = $1::text AND l.owner = $2::text';
+
+test('a lost grant is given back reading one key\'s leases with fence 1.3, all of them with 1.2', async () => {
+  const cases = [
+    ['fence 1.3', { multi: true, forget: true }, releaseOwnedOfKey],
+    ['fence 1.2', { multi: false, forget: false }, releaseOwnedOfAll],
+    ['fence 1.3 without fence_forget_token', { multi: true, forget: false }, releaseOwnedOfAll],
+    ['a server not asked yet', undefined, releaseOwnedOfAll],
+  ];
+  for (const [what, server, sql] of cases) {
+    const fx = new Fence(pool);
+    fx._server = server; // as such a server answers
+    assert.equal(fx._releaseOwnedSql(), sql, what);
+    // Each statement runs on this server: it releases what the owner holds
+    // of the key, and nothing of another owner's.
+    const owner = 'pgfence-test:lost-grant';
+    const mine = uniqueKey('lostgrant');
+    const theirs = uniqueKey('lostgrant');
+    await admin.query("SELECT fence_forget_token($1::text, fence_try_lease($1::text, '30 s', owner => $2::text))",
+      [mine, owner]);
+    await admin.query("SELECT fence_forget_token($1::text, fence_try_lease($1::text, '30 s', owner => 'someone else'))",
+      [theirs]);
+    await fx._releaseOwned({ key: mine, owner });
+    await fx._releaseOwned({ key: theirs, owner });
+    const held = (await admin.query('SELECT key FROM fence_leases WHERE key = ANY($1::text[]) ORDER BY key',
+      [[mine, theirs]])).rows.map((r) => r.key);
+    assert.deepEqual(held, [theirs], `${what}: only the owner's grant is given back`);
+    await admin.query('SELECT fence_release(key, token) FROM fence_leases WHERE key = $1', [theirs]);
+  }
 });
 
 test('fence 1.3 without fence_forget_token takes each lease on a connection of its own', async () => {

@@ -81,7 +81,11 @@ public final class Lease implements AutoCloseable {
     /** Sets them (session-wide, for the watchdog's wait): to 0, and back before the connection goes. */
     static final String SQL_SET_TIMEOUTS = "SELECT set_config('statement_timeout', ?, false), "
         + "set_config('lock_timeout', ?, false), set_config('idle_in_transaction_session_timeout', ?, false)";
-    // What this owner holds of the key after a grant whose answer never came back.
+    // What this owner holds of the key after a grant whose answer never came back. fence_leases_of
+    // (fence 1.3, as fence_forget_token is) reads that key's leases only; fence_leases, for a
+    // server of fence 1.2, reads every lease of the server.
+    static final String SQL_RELEASE_OWNED_OF_KEY = "SELECT fence_release(l.key, l.token) "
+        + "FROM fence_leases_of(?::text) l WHERE l.owner = ?::text";
     static final String SQL_RELEASE_OWNED = "SELECT fence_release(l.key, l.token) FROM fence_leases l "
         + "WHERE l.database = current_database() AND l.key = ?::text AND l.owner = ?::text";
 
@@ -824,12 +828,21 @@ public final class Lease implements AutoCloseable {
         }
     }
 
-    private static void releaseOwned(Fence fence, String key, String owner) {
+    /**
+     * What gives back this owner's grant of a key whose answer was lost: with fence_forget_token
+     * (fence 1.3) the statement that reads only that key's leases; otherwise (fence 1.2, or not
+     * asked yet) the one that reads every lease of the server.
+     */
+    static String releaseOwnedSql(Fence fence) {
+        return fence.canForget() ? SQL_RELEASE_OWNED_OF_KEY : SQL_RELEASE_OWNED;
+    }
+
+    static void releaseOwned(Fence fence, String key, String owner) {
         try (Connection c = fence.dataSource().getConnection()) {
             if (!c.getAutoCommit()) {
                 c.setAutoCommit(true);
             }
-            try (PreparedStatement ps = c.prepareStatement(SQL_RELEASE_OWNED)) {
+            try (PreparedStatement ps = c.prepareStatement(releaseOwnedSql(fence))) {
                 bind(ps, key, owner);
                 ps.setQueryTimeout(10);
                 ps.execute();

@@ -507,10 +507,61 @@ class FenceTest {
             assertEquals("08006", e.getSQLState());
             assertNull(p.loseAnswerOf, "the grant was made, and its answer lost");
             assertEquals("0", value("SELECT count(*) FROM fence_leases_of('lost:answer')"), "nothing is held");
+            List<String> releases = new ArrayList<>();
+            synchronized (p.prepared) {
+                for (String q : p.prepared) {
+                    if (q.contains("fence_release(l.")) {
+                        releases.add(q);
+                    }
+                }
+            }
+            assertEquals(List.of(Lease.SQL_RELEASE_OWNED_OF_KEY), releases,
+                "given back by the statement that reads only that key's leases");
             try (Lease again = f.acquire("lost:answer", Duration.ofSeconds(30), Duration.ZERO)) {
                 assertTrue(again.token() > 0, "the key is free");
             }
         }
+    }
+
+    /**
+     * The statement that gives back a grant whose answer was lost reads only that key's leases
+     * (fence_leases_of) once the server is known to have fence_forget_token (fence 1.3), and
+     * fence_leases, every lease of the server, otherwise. Each releases what the owner holds of
+     * the key, and nothing of another owner's.
+     */
+    @Test
+    void releaseOfALostGrantReadsOneKeyWithFence13() throws Exception {
+        assertTrue(Lease.SQL_RELEASE_OWNED_OF_KEY.contains("FROM fence_leases_of(?::text) l"));
+        assertTrue(Lease.SQL_RELEASE_OWNED.contains("FROM fence_leases l"));
+        try (SimplePool p = new SimplePool(url)) {
+            Fence notAsked = new Fence(p);
+            assertEquals(Lease.SQL_RELEASE_OWNED, Lease.releaseOwnedSql(notAsked), "not asked yet");
+            releaseOwnedReleases(notAsked, "lostgrant:notasked");
+            Fence asked = new Fence(p);
+            try (Connection c = p.getConnection()) {
+                assertTrue(asked.canForget(c), "this server has fence_forget_token");
+            }
+            assertEquals(Lease.SQL_RELEASE_OWNED_OF_KEY, Lease.releaseOwnedSql(asked), "fence 1.3");
+            releaseOwnedReleases(asked, "lostgrant:13");
+            Fence old = new Fence(p);
+            old.watchEachLeaseAlone();
+            assertEquals(Lease.SQL_RELEASE_OWNED, Lease.releaseOwnedSql(old), "fence 1.2");
+            releaseOwnedReleases(old, "lostgrant:12");
+        }
+    }
+
+    /** Lease.releaseOwned on f gives back what its owner holds of a key, and not another's. */
+    private static void releaseOwnedReleases(Fence f, String key) throws SQLException {
+        String owner = "pgfence-test-lost-grant";
+        value("SELECT fence_forget_token('" + key + ":mine', fence_try_lease('" + key
+            + ":mine', '30 s', owner => '" + owner + "'))");
+        value("SELECT fence_forget_token('" + key + ":theirs', fence_try_lease('" + key
+            + ":theirs', '30 s', owner => 'someone else'))");
+        Lease.releaseOwned(f, key + ":mine", owner);
+        Lease.releaseOwned(f, key + ":theirs", owner);
+        assertEquals(key + ":theirs", value("SELECT string_agg(key, ',' ORDER BY key) FROM fence_leases "
+            + "WHERE key IN ('" + key + ":mine', '" + key + ":theirs')"), key + ": only the owner's grant is given back");
+        value("SELECT fence_release(key, token) FROM fence_leases WHERE key = '" + key + ":theirs'");
     }
 
     /**

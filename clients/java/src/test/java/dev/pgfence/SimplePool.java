@@ -12,6 +12,7 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -35,6 +36,8 @@ final class SimplePool implements DataSource, AutoCloseable {
      * breaks (08006) as the statement returns, once.
      */
     volatile String loseAnswerOf;
+    /** The text of each statement prepared on a connection of this pool, in order. */
+    final List<String> prepared = Collections.synchronizedList(new ArrayList<>());
 
     SimplePool(String url) {
         this.url = url;
@@ -80,6 +83,9 @@ final class SimplePool implements DataSource, AutoCloseable {
                     default:
                         if (returned[0]) {
                             throw new SQLException("connection given back to the pool", "08003");
+                        }
+                        if (m.getName().equals("prepareStatement")) {
+                            prepared.add((String) args[0]);
                         }
                         Object result;
                         try {
