@@ -1,5 +1,7 @@
 package pgfence
 
+import "sync"
+
 // PerLeaseWatchdog makes f take and watch each lease on a connection of its
 // own, as with a server without fence_wait_leases_end and
 // fence_forget_token (fence 1.2).  For the tests.
@@ -36,4 +38,28 @@ func ServerHas(f *Fence, multi, forget bool) {
 func ReleaseOwned(f *Fence, key, owner string) string {
 	(&Lease{f: f, key: key, owner: owner}).releaseOwned(nil)
 	return f.releaseOwnedSQL()
+}
+
+// DoneClosedAtEnd registers a call at l's end, as Context, Do and Tx do,
+// and returns what it saw: whether Done was already closed when it ran
+// (nil until it has run).  For the tests.
+func DoneClosedAtEnd(l *Lease) func() *bool {
+	var mu sync.Mutex
+	var seen *bool
+	l.onEnd(func(error) {
+		closed := false
+		select {
+		case <-l.done:
+			closed = true
+		default:
+		}
+		mu.Lock()
+		seen = &closed
+		mu.Unlock()
+	})
+	return func() *bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen
+	}
 }

@@ -69,7 +69,8 @@ func (l *Lease) Token() int64 { return l.token }
 // Owner is the name that owns the detached lease.
 func (l *Lease) Owner() string { return l.owner }
 
-// Done is closed when the lease ends: lost, or released.
+// Done is closed when the lease ends: lost, or released.  By then the
+// contexts of Context, Do and a running Tx are cancelled.
 func (l *Lease) Done() <-chan struct{} { return l.done }
 
 // Context is cancelled when the lease ends; Cause(ctx) is then its
@@ -340,15 +341,19 @@ func (l *Lease) finish(how How, cause error) bool {
 	l.end = &LeaseLostError{Key: l.key, Token: l.token, How: how, Err: cause}
 	hooks := l.hooks
 	l.hooks = nil
-	close(l.done)
 	e := l.end
 	l.mu.Unlock()
 	if l.stop != nil {
 		l.stop()
 	}
+	// The hooks (each cancels a context: Context's, Do's, a running Tx's,
+	// or sends a cancel request from a goroutine of its own) run before Done
+	// closes, so that whoever wakes on Done finds them cancelled, with
+	// Cause set.
 	for _, h := range hooks {
 		h(e)
 	}
+	close(l.done)
 	return true
 }
 

@@ -1018,3 +1018,32 @@ func TestJoinsShareCancelRequests(t *testing.T) {
 	}
 	t.Logf("lost %s after the break", time.Since(broke).Round(time.Millisecond))
 }
+
+// When Done closes, the lease's Context (and Do's, and a running Tx's) is
+// already cancelled with its cause: whoever wakes on Done reads
+// Cause(Context()) at once.  The calls that cancel them run before Done
+// closes, also when the loss is pushed from the watchdog's goroutine.
+func TestContextCancelledWhenDoneCloses(t *testing.T) {
+	pool, key, fx := setup(t, 4)
+	ctx := context.Background()
+	l, err := fx.Acquire(ctx, key, pgfence.Options{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := pgfence.DoneClosedAtEnd(l)
+	if _, err := pool.Exec(ctx, "SELECT fence_break($1::text)", key); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done did not close after fence_break")
+	}
+	wantLost(t, "Cause of Context() when Done closed", pgfence.Cause(l.Context()), pgfence.Broken)
+	if s := seen(); s == nil {
+		t.Error("the call at the lease's end did not run")
+	} else if *s {
+		t.Error("a call at the lease's end ran after Done closed")
+	}
+	_ = l.Release(ctx)
+}

@@ -93,14 +93,14 @@ for my $t (
 	TestTwentyLeasesOneWatchdog TestNewLeaseWatchedAtOnce TestPerLeaseWatchdog
 	TestGrantOnPoolOpensNoConnection TestEarlyBreakStillLost
 	TestShortLeasesLeaveWatchdogAlone TestInterruptedPoolGrantReleased
-	TestReleaseOwnedReadsOneKey TestJoinsShareCancelRequests
+	TestReleaseOwnedReadsOneKey TestJoinsShareCancelRequests TestContextCancelledWhenDoneCloses
 	TestLeaseThroughTransactionPooling
 	TestLeaseThroughTransactionPooling/prefer_simple_protocol_true
 	TestLeaseThroughTransactionPooling/statement_cache_mode_describe))
 {
 	ok($ran{$t}, "go test: $t ran");
 }
-cmp_ok($passed, ">=", 27, "go test: $passed tests passed");
+cmp_ok($passed, ">=", 28, "go test: $passed tests passed");
 
 IPC::Run::signal($bouncer, 'TERM');
 $bouncer->finish;
