@@ -345,6 +345,7 @@ public final class Lease implements AutoCloseable {
      */
     private static Lease tryOnPool(Fence fence, String key, Duration ttl, String owner) throws SQLException {
         boolean asked = false;
+        boolean givenBack = false;
         long sent;
         Object[] row;
         try (Connection c = fence.dataSource().getConnection()) {
@@ -359,6 +360,14 @@ public final class Lease implements AutoCloseable {
                 sent = System.nanoTime();
                 asked = true;
                 row = query(c, SQL_TRY_LEASE_FORGET, 0, key, key, interval(ttl), owner);
+            } catch (SQLException e) {
+                // A grant may have come before the failure (a cancel can stop the statement
+                // between the grant and the forget): give it back on this very session if it
+                // still works, so that the session forgets the token before the pool hands it on.
+                if (asked && mayHaveGranted(e)) {
+                    givenBack = releaseOwnedOn(c, fence, key, owner);
+                }
+                throw e;
             } finally {
                 if (!auto) {
                     c.setAutoCommit(false);
@@ -368,7 +377,7 @@ public final class Lease implements AutoCloseable {
             if (e instanceof FenceException) {
                 throw e;
             }
-            if (asked && mayHaveGranted(e)) {
+            if (asked && mayHaveGranted(e) && !givenBack) {
                 releaseOwned(fence, key, owner);
             }
             throw FenceException.classify(e);
@@ -835,6 +844,25 @@ public final class Lease implements AutoCloseable {
      */
     static String releaseOwnedSql(Fence fence) {
         return fence.canForget() ? SQL_RELEASE_OWNED_OF_KEY : SQL_RELEASE_OWNED;
+    }
+
+    /** The same on c, the session of the grant whose answer was lost; false if c cannot run it. */
+    private static boolean releaseOwnedOn(Connection c, Fence fence, String key, String owner) {
+        try {
+            if (c.isClosed()) {
+                return false;
+            }
+        } catch (SQLException e) {
+            return false;
+        }
+        try (PreparedStatement ps = c.prepareStatement(releaseOwnedSql(fence))) {
+            bind(ps, key, owner);
+            ps.setQueryTimeout(10);
+            ps.execute();
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
     }
 
     static void releaseOwned(Fence fence, String key, String owner) {

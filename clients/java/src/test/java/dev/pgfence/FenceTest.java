@@ -524,6 +524,34 @@ class FenceTest {
     }
 
     /**
+     * A grant on the pool cancelled as it returned (57014) may have been made, and its session
+     * may not have forgotten the token: it is given back on that very session, before the
+     * session goes back to the pool, and not through another borrowed one.
+     */
+    @Test
+    void cancelledGrantIsGivenBackOnItsOwnSession() throws Exception {
+        try (SimplePool p = new SimplePool(url)) {
+            Fence f = new Fence(p);
+            try (Lease first = f.acquire("cancel:answer", Duration.ofSeconds(30), Duration.ZERO)) {
+                assertTrue(first.token() > 0); // and the server was asked what it has
+            }
+            p.cancelAnswerOf = "fence_forget_token";
+            int borrowed = p.borrowed.get();
+            SQLException e = assertThrows(SQLException.class,
+                () -> f.acquire("cancel:answer", Duration.ofSeconds(30), Duration.ZERO));
+            assertEquals("57014", e.getSQLState());
+            assertNull(p.cancelAnswerOf, "the grant was made, and then cancelled");
+            assertEquals(borrowed + 1, p.borrowed.get(), "given back on the grant's own session");
+            assertEquals("0", value("SELECT count(*) FROM fence_leases_of('cancel:answer')"), "nothing is held");
+            List<String> tokens = p.onEachIdle("SELECT fence_current_token('cancel:answer')::text");
+            assertFalse(tokens.isEmpty(), "the grant's session is back in the pool");
+            for (String t : tokens) {
+                assertNull(t, "a session went back to the pool carrying no token");
+            }
+        }
+    }
+
+    /**
      * The statement that gives back a grant whose answer was lost reads only that key's leases
      * (fence_leases_of) once the server is known to have fence_forget_token (fence 1.3), and
      * fence_leases, every lease of the server, otherwise. Each releases what the owner holds of

@@ -36,6 +36,11 @@ final class SimplePool implements DataSource, AutoCloseable {
      * breaks (08006) as the statement returns, once.
      */
     volatile String loseAnswerOf;
+    /**
+     * A statement whose text contains this is run, and then it fails as a cancelled statement
+     * does (57014), once; the connection stays usable.
+     */
+    volatile String cancelAnswerOf;
     /** The text of each statement prepared on a connection of this pool, in order. */
     final List<String> prepared = Collections.synchronizedList(new ArrayList<>());
 
@@ -96,7 +101,12 @@ final class SimplePool implements DataSource, AutoCloseable {
                         String lose = loseAnswerOf;
                         if (lose != null && m.getName().equals("prepareStatement") && ((String) args[0]).contains(lose)) {
                             loseAnswerOf = null;
-                            return losingAnswer((PreparedStatement) result, physical);
+                            return losingAnswer((PreparedStatement) result, physical, null);
+                        }
+                        String cancel = cancelAnswerOf;
+                        if (cancel != null && m.getName().equals("prepareStatement") && ((String) args[0]).contains(cancel)) {
+                            cancelAnswerOf = null;
+                            return losingAnswer((PreparedStatement) result, physical, "57014");
                         }
                         return result;
                 }
@@ -130,8 +140,11 @@ final class SimplePool implements DataSource, AutoCloseable {
         return values;
     }
 
-    /** {@code ps}, whose execution runs on the server and then breaks {@code physical}. */
-    private static PreparedStatement losingAnswer(PreparedStatement ps, Connection physical) {
+    /**
+     * {@code ps}, whose execution runs on the server and then breaks {@code physical}, or with
+     * {@code sqlState} fails with it instead, leaving the connection as it is.
+     */
+    private static PreparedStatement losingAnswer(PreparedStatement ps, Connection physical, String sqlState) {
         return (PreparedStatement) Proxy.newProxyInstance(SimplePool.class.getClassLoader(),
             new Class<?>[] {PreparedStatement.class}, (p, m, args) -> {
                 Object result;
@@ -141,6 +154,9 @@ final class SimplePool implements DataSource, AutoCloseable {
                     throw e.getCause();
                 }
                 if (m.getName().startsWith("execute")) {
+                    if (sqlState != null) {
+                        throw new SQLException("the test pool cancelled the statement", sqlState);
+                    }
                     physical.close();
                     throw new SQLException("the test pool lost the answer", "08006");
                 }
