@@ -491,6 +491,19 @@ class FenceTest {
     }
 
     /**
+     * Takes and releases key once (so that f has asked the server what it has), runs arm (which
+     * sets the test pool to fail the next grant after it ran), and returns the error of the grant
+     * that follows.
+     */
+    private static SQLException grantFailingAfterItRan(Fence f, String key, Runnable arm) throws SQLException {
+        try (Lease first = f.acquire(key, Duration.ofSeconds(30), Duration.ZERO)) {
+            assertTrue(first.token() > 0);
+        }
+        arm.run();
+        return assertThrows(SQLException.class, () -> f.acquire(key, Duration.ofSeconds(30), Duration.ZERO));
+    }
+
+    /**
      * A grant on the pool whose answer never came back (the connection broke as it returned) may
      * have been made: what the lease's owner holds of the key is released, and the key is free.
      */
@@ -498,12 +511,7 @@ class FenceTest {
     void grantWhoseAnswerIsLostIsReleased() throws Exception {
         try (SimplePool p = new SimplePool(url)) {
             Fence f = new Fence(p);
-            try (Lease first = f.acquire("lost:answer", Duration.ofSeconds(30), Duration.ZERO)) {
-                assertTrue(first.token() > 0); // and the server was asked what it has
-            }
-            p.loseAnswerOf = "fence_forget_token";
-            SQLException e = assertThrows(SQLException.class,
-                () -> f.acquire("lost:answer", Duration.ofSeconds(30), Duration.ZERO));
+            SQLException e = grantFailingAfterItRan(f, "lost:answer", () -> p.loseAnswerOf = "fence_forget_token");
             assertEquals("08006", e.getSQLState());
             assertNull(p.loseAnswerOf, "the grant was made, and its answer lost");
             assertEquals("0", value("SELECT count(*) FROM fence_leases_of('lost:answer')"), "nothing is held");
@@ -532,16 +540,14 @@ class FenceTest {
     void cancelledGrantIsGivenBackOnItsOwnSession() throws Exception {
         try (SimplePool p = new SimplePool(url)) {
             Fence f = new Fence(p);
-            try (Lease first = f.acquire("cancel:answer", Duration.ofSeconds(30), Duration.ZERO)) {
-                assertTrue(first.token() > 0); // and the server was asked what it has
-            }
-            p.cancelAnswerOf = "fence_forget_token";
-            int borrowed = p.borrowed.get();
-            SQLException e = assertThrows(SQLException.class,
-                () -> f.acquire("cancel:answer", Duration.ofSeconds(30), Duration.ZERO));
+            int[] borrowed = new int[1];
+            SQLException e = grantFailingAfterItRan(f, "cancel:answer", () -> {
+                p.cancelAnswerOf = "fence_forget_token";
+                borrowed[0] = p.borrowed.get();
+            });
             assertEquals("57014", e.getSQLState());
             assertNull(p.cancelAnswerOf, "the grant was made, and then cancelled");
-            assertEquals(borrowed + 1, p.borrowed.get(), "given back on the grant's own session");
+            assertEquals(borrowed[0] + 1, p.borrowed.get(), "given back on the grant's own session");
             assertEquals("0", value("SELECT count(*) FROM fence_leases_of('cancel:answer')"), "nothing is held");
             List<String> tokens = p.onEachIdle("SELECT fence_current_token('cancel:answer')::text");
             assertFalse(tokens.isEmpty(), "the grant's session is back in the pool");
