@@ -313,6 +313,52 @@ COMMIT;
 RESET fence.external_tokens;
 SELECT fence_current_token() <> 9223372036854775807 AS override_gone_after_commit;
 
+-- A database whose counter has issued no token yet refuses every token,
+-- through fence_use_token and through the fence column: before its first
+-- grant, a forged one would fence out every real holder until the counter
+-- got there.  A database whose tables take tokens from leases on another
+-- server says so with fence.external_tokens.  After the first grant, the
+-- bound is the highest token issued.
+CREATE DATABASE regress_hostile_fresh;
+\c regress_hostile_fresh
+SET client_min_messages = warning;
+CREATE EXTENSION fence;
+RESET client_min_messages;
+CREATE TABLE fresh_t (id int PRIMARY KEY, fence fence_token NOT NULL DEFAULT 0);
+INSERT INTO fresh_t VALUES (1), (2);
+SELECT fence_protect('fresh_t') IS NOT NULL AS protected;
+SELECT fence_use_token(1000000);
+\echo :SQLSTATE
+\set VERBOSITY terse
+SELECT fence_use_token(1);
+\echo :SQLSTATE
+INSERT INTO fresh_t VALUES (3, 1000000);
+\echo :SQLSTATE
+UPDATE fresh_t SET fence = 1000000 WHERE id = 1;
+\echo :SQLSTATE
+\set VERBOSITY default
+SELECT id, fence FROM fresh_t ORDER BY id;
+SET fence.external_tokens = on;
+BEGIN;
+SELECT fence_use_token(1000000);
+UPDATE fresh_t SET id = id WHERE id = 1;
+COMMIT;
+INSERT INTO fresh_t VALUES (3, 1000001);
+UPDATE fresh_t SET fence = 1000002 WHERE id = 2;
+SELECT id, fence FROM fresh_t ORDER BY id;
+RESET fence.external_tokens;
+SELECT fence_try_lease('fresh', '1 minute') AS fresh_token \gset
+SELECT fence_use_token(:fresh_token);
+SELECT fence_use_token(:fresh_token + 1);
+\echo :SQLSTATE
+\set VERBOSITY terse
+UPDATE fresh_t SET fence = 1000003 WHERE id = 3;
+\echo :SQLSTATE
+\set VERBOSITY default
+SELECT fence_release('fresh', :fresh_token) AS released;
+\c contrib_regression
+DROP DATABASE regress_hostile_fresh;
+
 -- fence_break(key) (admin)
 SELECT fence_break(NULL::text);
 \echo :LAST_ERROR_SQLSTATE

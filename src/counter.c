@@ -674,32 +674,21 @@ FenceCounterAdvance(FenceToken at_least)
 
 /*
  * The highest token this database's counter may have issued, cached: it
- * only grows while the counter is the same sequence.  And the transaction
- * in which the counter was last seen never to have issued one.
+ * only grows while the counter is the same sequence.
  */
 static Oid	issued_bound_relid = InvalidOid;
 static FenceToken issued_bound = 0;
-static LocalTransactionId never_issued_lxid = InvalidLocalTransactionId;
-
-static LocalTransactionId
-current_lxid(void)
-{
-#if PG_VERSION_NUM >= 170000
-	return MyProc->vxid.lxid;
-#else
-	return MyProc->lxid;
-#endif
-}
 
 /*
  * Could this database's counter have issued "token"?  True when it is at
  * or below the highest token issued (or skipped by fence_advance_tokens),
- * and when this database's counter has never issued one: then its tokens
- * come from leases on another server, which this one cannot check (and so
- * with fence.external_tokens, for a database that does both).
- * Otherwise false, with *highest set: the token is a number no lease of
- * this database ever had, and a write that stamps it on a row would fence
- * out every real holder until the counter got there.
+ * or when fence.external_tokens says this database's tables take tokens
+ * from leases on another server, which this one cannot check.  Otherwise
+ * false, with *highest set (0 if the counter never issued a token): the
+ * token is a number no lease of this database ever had, and a write that
+ * stamps it on a row would fence out every real holder until the counter
+ * got there.  A counter that never issued a token bounds nothing less:
+ * before its first grant, every token is such a number.
  *
  * The bound is the block in shared memory (the highest token handed out
  * since the server started, above every earlier one), else, before the
@@ -720,9 +709,6 @@ counter_may_have_issued(FenceToken token, FenceToken *highest)
 	if (OidIsValid(issued_bound_relid) && issued_bound_relid == counter_relid &&
 		token <= issued_bound)
 		return true;
-	if (never_issued_lxid == current_lxid() &&
-		never_issued_lxid != InvalidLocalTransactionId)
-		return true;
 
 	relid = counter_oid();
 	block = fence_preloaded ? FenceDbCounterBlock(true) : NULL;
@@ -740,8 +726,8 @@ counter_may_have_issued(FenceToken token, FenceToken *highest)
 
 		if (!called)
 		{
-			never_issued_lxid = current_lxid();
-			return true;
+			*highest = 0;
+			return false;
 		}
 		bound = (FenceToken) last;
 	}
@@ -766,6 +752,13 @@ FenceCounterRequireIssued(FenceToken token)
 
 	if (likely(counter_may_have_issued(token, &highest)))
 		return;
+	if (highest == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fencing token %lld was never issued in database \"%s\"",
+						(long long) token, get_database_name(MyDatabaseId)),
+				 errdetail("This database's counter has issued no token yet, so no lease of this database ever had this one."),
+				 errhint("Use the token a lease granted. A database whose tables take tokens from leases on another server needs fence.external_tokens = on, which a superuser sets with ALTER DATABASE ... SET.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("fencing token %lld was never issued in database \"%s\"",

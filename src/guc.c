@@ -354,11 +354,13 @@ FenceGucInit(void)
 	/*
 	 * Whether this database takes tokens its own counter never issued.  A
 	 * superuser's decision, per database: the role that could turn it on
-	 * could stamp rows with a number no holder has.
+	 * could stamp rows with a number no holder has.  Without it, a database
+	 * whose counter never issued a token refuses every token, so every
+	 * storage database of a split deployment turns it on.
 	 */
 	DefineCustomBoolVariable("fence.external_tokens",
 							 "Accepts fencing tokens above the highest this database's counter issued.",
-							 "For a database whose fenced tables take tokens from leases on another server while it also grants leases of its own.",
+							 "For a database whose fenced tables take tokens from leases on another server; without it, a database whose counter issued none refuses every token.",
 							 &fence_external_tokens,
 							 false,
 							 PGC_SUSET,

@@ -3,7 +3,8 @@
 # coordinator, a hash-distributed table protected with fence_protect.  The
 # token in effect of a coordinator session (fence_use_token, session,
 # transaction and detached leases) reaches the shards that a statement
-# writes, and the trigger there judges it as on one server; outside a
+# writes, and the trigger there judges it as on one server, once each
+# worker has fence.external_tokens on (refused before); outside a
 # transaction block such a write is refused, never passed unchecked; strict
 # mode and triggers without citus.enable_unsafe_triggers are refused by
 # fence_protect; reference and Citus local tables; shard moves and the
@@ -110,6 +111,33 @@ for my $w ($w1, $w2)
 		 WHERE t.tgfoid = 'fence_enforce'::regproc AND c.relname LIKE 'jobs\\_%'"),
 		'>=', 1, 'the trigger is on the shards of ' . $w->name);
 }
+
+# A worker's database stores shards and never grants: its counter has issued
+# no token, so it refuses every token, the coordinator's too, until a
+# superuser says its tables take tokens from leases on another server.
+my $early = session();
+my ($t5) = run($early, "SELECT fence_try_lease('job:5', '5 min')");
+(undef, $state) = run($early, "BEGIN; UPDATE jobs SET result = 'early' WHERE id = 5; COMMIT;");
+is($state, '22023', 'a worker without fence.external_tokens refuses the coordinator\'s token');
+like($early->{stderr}, qr/has issued no token yet.*fence\.external_tokens = on/s,
+	'... and its hint names the setting');
+run($early, "SELECT fence_release('job:5', $t5)");
+$early->quit;
+is(fence_of(5), '0', '... and row 5 kept its fence');
+# Citus refuses ALTER DATABASE on a worker: the setting goes in the worker's
+# postgresql.conf, where a reload brings it to the open sessions too.
+($state) = sql_state($w1, 'postgres', 'ALTER DATABASE postgres SET fence.external_tokens = on');
+isnt($state, '', 'Citus refuses ALTER DATABASE ... SET on a worker');
+for my $w ($w1, $w2)
+{
+	$w->append_conf('postgresql.conf', "fence.external_tokens = on\n");
+	$w->reload;
+	ok(wait_until(30, sub { $w->safe_psql('postgres', 'SHOW fence.external_tokens') eq 'on' }),
+		'fence.external_tokens is on for ' . $w->name);
+}
+# The coordinator, which issues the tokens, still refuses one it never issued.
+(undef, $state) = run(session(), "SELECT fence_use_token(1000000000)");
+is($state, '22023', 'the coordinator refuses a token its counter never issued');
 
 # The token in effect of a session lease reaches the shard.
 my $a = session();

@@ -20,7 +20,9 @@ our @EXPORT = qw(storage_node install_writer check_storage stale_probe sync_stan
 
 # A server with fence installed (fence_node options pass through: preload =>
 # 0 leaves the library out) and table jobs: rows 1..$rows, protected by the
-# plain trigger.  An AFTER trigger logs every accepted UPDATE as (id, old
+# plain trigger.  Its database takes tokens from the lease server's leases,
+# so it says so, as doc/scaling.md tells users: fence.external_tokens = on
+# (its own counter never issues one, and refuses every token otherwise).  An AFTER trigger logs every accepted UPDATE as (id, old
 # fence, new fence) in jobs_versions, in order.
 sub storage_node
 {
@@ -31,6 +33,7 @@ CREATE TABLE jobs (id int PRIMARY KEY, payload text, writes bigint NOT NULL DEFA
                    fence fence_token NOT NULL DEFAULT 0);
 INSERT INTO jobs (id) SELECT generate_series(1, $rows);
 SELECT fence_protect('jobs');
+ALTER DATABASE postgres SET fence.external_tokens = on;
 CREATE TABLE jobs_versions (seq bigserial, id int, old_fence bigint, new_fence bigint);
 CREATE FUNCTION log_version() RETURNS trigger LANGUAGE plpgsql AS \$\$
 BEGIN
