@@ -26,6 +26,14 @@ is( $node->safe_psql('postgres',
 is(sql_state($node, 'postgres', q{SELECT 'abc'::fence_token}), '22P02',
 	'and rejects bad input');
 
+# Without preload this server grants no lease, so its counter issues no
+# token: its tables take tokens from elsewhere (an outside lock service, a
+# lease server), and it refuses every token until a superuser says so with
+# fence.external_tokens, as doc/scaling.md tells users.
+is(sql_state($node, 'postgres', q{SELECT fence_use_token(33)}), '22023',
+	'a token is refused before fence.external_tokens is on');
+$node->safe_psql('postgres', q{ALTER DATABASE postgres SET fence.external_tokens = on});
+
 # The plain trigger: tokens carried in the row, or set for the transaction.
 $node->safe_psql('postgres', q{
 CREATE TABLE channels (id int PRIMARY KEY, retention int, fence fence_token NOT NULL DEFAULT 0);

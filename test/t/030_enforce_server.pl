@@ -15,6 +15,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $node = fence_node('plain_trigger', preload => 0);
+# It grants no lease, so it takes tokens from elsewhere (doc/scaling.md).
+$node->safe_psql('postgres', q{ALTER DATABASE postgres SET fence.external_tokens = on});
 
 $node->safe_psql('postgres', q{
 	CREATE TABLE channels (id int PRIMARY KEY, retention_days int NOT NULL, fence bigint NOT NULL);
